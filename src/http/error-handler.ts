@@ -1,0 +1,108 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  AppError,
+  InvalidRequestError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationFailedError,
+  type FieldError,
+} from './errors.js';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** JSON pointer `/servingTempCelsius/min` to `servingTempCelsius.min`, naming the offending property. */
+function fieldErrors(errors: AjvError[], part: string): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const error of errors) {
+    const segments = error.instancePath.split('/').filter(Boolean);
+    if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+    if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
+    const field = segments.join('.') || part;
+    const message =
+      error.keyword === 'additionalProperties'
+        ? 'is not a known field'
+        : error.keyword === 'required'
+          ? 'is required'
+          : (error.message ?? 'is invalid');
+    const key = `${field}:${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ field, message });
+  }
+  return out;
+}
+
+/** Maps any thrown value to an AppError; anything unknown is a bug and becomes a bare 500. */
+export function toAppError(error: FastifyError & { validation?: AjvError[]; validationContext?: string }): AppError | null {
+  if (error instanceof AppError) return error;
+  if (error.validation) {
+    const part = error.validationContext ?? 'body';
+    const errors = fieldErrors(error.validation, part);
+    const summary = errors.map((e) => `${e.field} ${e.message}`).join('; ');
+    return part === 'body'
+      ? new ValidationFailedError(`The request body is invalid: ${summary}.`, errors)
+      : new InvalidRequestError(`Invalid ${part === 'querystring' ? 'query parameter' : part}: ${summary}.`, errors);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new InvalidRequestError('The request body is not valid JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new PayloadTooLargeError('The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new UnsupportedMediaTypeError(`Unsupported Content-Type; send application/json${''}.`);
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new UnsupportedMediaTypeError('This operation takes multipart/form-data.');
+    case 'FST_PROTO_VIOLATION':
+      return new InvalidRequestError('The request body contains a forbidden property name.');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new InvalidRequestError('The request URL is malformed.');
+  }
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return new InvalidRequestError(error.message || 'The request is invalid.');
+  }
+  return null;
+}
+
+export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  const body: Record<string, unknown> = { code: error.status, type: error.type, message: error.message };
+  if (error.errors) body.errors = error.errors;
+  return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
+}
+
+export function registerErrorHandling(app: FastifyInstance, allowedMethods: (url: string) => string[]): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    if (appError) {
+      if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendError(reply, appError);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).type('application/json; charset=utf-8').send({
+      code: 500,
+      type: 'internal',
+      message: `Something went wrong on our side. Quote request id ${request.id} if you contact support.`,
+    });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) return sendError(reply, new MethodNotAllowedError(request.method, allowed));
+    return sendError(reply, new NotFoundError(`No route ${request.method} ${path}. The API lives under /v2; see /docs.`));
+  });
+}

@@ -1,0 +1,141 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import type { AuthRequirement } from '../../http/auth.js';
+import { errorResponses, IdParam } from '../../http/common.schema.js';
+import { InvalidRequestError } from '../../http/errors.js';
+import type { Services } from '../../services.js';
+import { CheeseList, CheeseRef, Inventory, Milk, Texture } from './cheese.schema.js';
+import { STATUSES, TAG_PATTERN } from './cheese.model.js';
+import { buildFilter, parseFields, parseList, parseSort, project } from './cheese.query.js';
+import type { CheesePage, ListRequest } from './cheese-read.service.js';
+import { toCsv } from './csv.js';
+
+const tagPattern = new RegExp(TAG_PATTERN);
+const READ_ANY: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'read:cheeses' };
+const READ_OAUTH: AuthRequirement = { schemes: ['oauth'], scope: 'read:cheeses' };
+const READ_API_KEY: AuthRequirement = { schemes: ['api_key'], scope: 'read:cheeses' };
+const bool = (description: string) => Type.Optional(Type.Boolean({ description }));
+
+const ListQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ maxLength: 1000, description: "The previous page's nextCursor, unchanged." })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  status: Type.Optional(Type.String({ maxLength: 100, description: `One or more of ${STATUSES.join(', ')}, comma-separated.` })),
+  sort: Type.Optional(Type.String({ maxLength: 40, description: 'name (default), createdAt, updatedAt, pricePerKg or agedWeeks; "-" prefix for descending. snake_case accepted.' })),
+  order: Type.Optional(Type.Enum(['asc', 'desc'], { description: 'Form B; `sort=-name` equals `sort=name&order=desc`.' })),
+  country: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Country of origin, case-insensitive.' })),
+  texture: Type.Optional(Texture),
+  milk: Type.Optional(Milk),
+  aged_weeks_min: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'Form B. Alias: agedWeeksMin.' })),
+  agedWeeksMin: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+  organic: bool('Only organic (true) or non-organic (false) cheeses.'),
+  seasonal: bool('Only seasonal (true) or year-round (false) cheeses.'),
+  inStock: bool('Only cheeses with (true) or without (false) stock. Alias: in_stock.'),
+  in_stock: bool('Alias of inStock.'),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Category name, case-insensitive.' })),
+  tags: Type.Optional(Type.String({ maxLength: 500, description: 'Comma-separated; cheeses with any of them (successor of findByTags).' })),
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'Search name, origin, region and producer; accents, case, hyphens and spaces do not matter.' })),
+  fields: Type.Optional(Type.String({ maxLength: 500, description: 'Sparse fieldset, comma-separated, either spelling (`price_per_kg` or `pricePerKg`); `id` is always included.' })),
+});
+type ListQueryType = Type.Static<typeof ListQuery>;
+
+const SeasonalQuery = Type.Object({
+  ...ListQuery.properties,
+  month: Type.Optional(Type.Integer({ minimum: 1, maximum: 12, description: 'Month to look at (default: the current month, UTC).' })),
+});
+
+function wantsCsv(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return /\btext\/csv\b/i.test(accept) && !/\bapplication\/json\b/i.test(accept.split(',')[0] ?? '');
+}
+
+function nextLink(request: FastifyRequest, cursor: string): string {
+  const url = new URL(request.url, 'http://x');
+  url.searchParams.set('cursor', cursor);
+  return `<${url.pathname}${url.search}>; rel="next"`;
+}
+
+/** JSON or CSV (2.4.0), with the sparse fieldset applied and a Link to the next page. */
+function sendPage(request: FastifyRequest, reply: FastifyReply, page: CheesePage, fieldsParam: string | undefined) {
+  const fields = parseFields(fieldsParam);
+  reply.header('vary', 'Accept, Authorization, X-API-Key');
+  if (page.nextCursor) reply.header('link', nextLink(request, page.nextCursor));
+  const items = page.items.map((item) => project(item, fields));
+  if (wantsCsv(request)) {
+    reply.header('x-total-count', String(page.total));
+    return reply.type('text/csv; charset=utf-8').send(toCsv(items, fields ?? (Object.keys(page.items[0] ?? { id: 0 }) as (keyof (typeof page.items)[0])[])));
+  }
+  return reply.send({ ...page, items });
+}
+
+function listRequest(query: ListQueryType, extraFilter: Partial<ListRequest['filter']> = {}): ListRequest {
+  const { sort, direction } = parseSort(query.sort, query.order);
+  return { filter: { ...buildFilter(query, STATUSES, tagPattern), ...extraFilter }, sort, direction, cursor: query.cursor, limit: query.limit ?? 20 };
+}
+
+export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const reader = services.cheeseReader;
+  const listResponses = { 200: { ...CheeseList, description: 'A page of cheeses; `Accept: text/csv` returns CSV.' }, ...errorResponses(400, 401, 403) };
+
+  app.get('/cheeses', {
+    config: { auth: READ_ANY },
+    schema: { tags: ['cheeses'], operationId: 'listCheeses', summary: 'List cheeses (keyset pagination, filters, search, CSV)', querystring: ListQuery, response: listResponses },
+  }, async (request, reply) => sendPage(request, reply, await reader.list(listRequest(request.query)), request.query.fields));
+
+  app.get('/cheeses/seasonal', {
+    config: { auth: READ_ANY },
+    schema: { tags: ['cheeses'], operationId: 'listSeasonalCheeses', summary: 'Seasonal cheeses available this month (2.4.0)', querystring: SeasonalQuery, response: listResponses },
+  }, async (request, reply) => {
+    const month = request.query.month ?? new Date().getUTCMonth() + 1;
+    return sendPage(request, reply, await reader.list(listRequest(request.query, { availableInMonth: month })), request.query.fields);
+  });
+
+  app.get('/cheeses/findByStatus', {
+    config: { auth: READ_OAUTH },
+    schema: {
+      tags: ['cheeses'],
+      operationId: 'findCheesesByStatus',
+      summary: 'Cheeses in any of the given statuses (at most 1000; use GET /cheeses?status= to page)',
+      querystring: Type.Object({ status: Type.String({ minLength: 1, maxLength: 100, description: `Comma-separated: ${STATUSES.join(', ')}.` }) }),
+      response: { 200: Type.Array(CheeseRef), ...errorResponses(400, 401, 403) },
+    },
+  }, async (request) => {
+    const statuses = parseList(request.query.status, STATUSES) ?? [];
+    if (statuses.length === 0) throw new InvalidRequestError('status: give at least one status.', [{ field: 'status', message: 'is empty' }]);
+    return reader.findAll({ statuses });
+  });
+
+  app.get('/cheeses/findByTags', {
+    config: { auth: READ_OAUTH },
+    schema: {
+      tags: ['cheeses'],
+      operationId: 'findCheesesByTags',
+      deprecated: true,
+      summary: 'Deprecated: use GET /cheeses?tags=. Cheeses with any of the tags (at most 1000).',
+      querystring: Type.Object({ tags: Type.String({ minLength: 1, maxLength: 500, description: 'Comma-separated tag names.' }) }),
+      response: { 200: Type.Array(CheeseRef), ...errorResponses(400, 401, 403) },
+    },
+  }, async (request, reply) => {
+    const filter = buildFilter({ tags: request.query.tags }, STATUSES, tagPattern);
+    if (!filter.tags) throw new InvalidRequestError('tags: give at least one tag.', [{ field: 'tags', message: 'is empty' }]);
+    reply.header('deprecation', '@1767225600'); // RFC 9745: deprecated since 2026-01-01
+    reply.header('link', `</v2/cheeses?tags=${encodeURIComponent(request.query.tags)}>; rel="successor-version"`);
+    return reader.findAll(filter);
+  });
+
+  app.get('/cheeses/:cheeseId', {
+    config: { auth: READ_API_KEY },
+    schema: {
+      tags: ['cheeses'],
+      operationId: 'getCheese',
+      summary: 'One cheese, by id or slug',
+      params: Type.Object({ cheeseId: IdParam }),
+      response: { 200: CheeseRef, ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (request) => reader.get(request.params.cheeseId));
+
+  app.get('/store/inventory', {
+    config: { auth: READ_API_KEY },
+    schema: { tags: ['store'], operationId: 'getInventory', summary: 'Number of cheeses in each status', response: { 200: Inventory, ...errorResponses(401, 403) } },
+  }, async () => reader.inventory());
+};

@@ -1,0 +1,277 @@
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { nowIso } from '../../db/columns.js';
+import type { CheeseStatus } from './catalogue.table.js';
+import { monthsToMask, normalizeText, type CheeseDraft } from './cheese.model.js';
+
+export const SORT_FIELDS = ['name', 'createdAt', 'updatedAt', 'pricePerKg', 'agedWeeks'] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+export type Direction = 'asc' | 'desc';
+
+export interface CheeseFilter {
+  statuses?: CheeseStatus[];
+  country?: string;
+  texture?: string;
+  milk?: string;
+  agedWeeksMin?: number;
+  organic?: boolean;
+  seasonal?: boolean;
+  inStock?: boolean;
+  category?: string;
+  /** Any of these tags. */
+  tags?: string[];
+  /** Normalised search terms; every one must match. */
+  terms?: string[];
+  /** Seasonal cheeses whose window includes this month. */
+  availableInMonth?: number;
+}
+
+export interface KeysetPosition {
+  value: string | number;
+  id: number;
+}
+
+export interface PageRequest {
+  filter: CheeseFilter;
+  sort: SortField;
+  direction: Direction;
+  after: KeysetPosition | null;
+  limit: number;
+}
+
+/** The stored row, with the category joined in. Explicit columns: see the brief. */
+const CHEESE_COLUMNS = [
+  'c.id', 'c.slug', 'c.name', 'c.sort_name', 'c.category_id', 'c.status', 'c.origin', 'c.region', 'c.producer', 'c.milk',
+  'c.pasteurized', 'c.texture', 'c.rind', 'c.aged_weeks', 'c.tasting_notes', 'c.stinkiness_rating', 'c.serving_temp_min',
+  'c.serving_temp_max', 'c.pairings', 'c.seasonal', 'c.available_months_mask', 'c.aging_profile', 'c.organic',
+  'c.price_cents', 'c.stock_grams', 'c.photo_urls', 'c.created_at', 'c.updated_at',
+] as const;
+
+function selectCheeses(db: Kysely<DB>) {
+  return db
+    .selectFrom('cheeses as c')
+    .leftJoin('categories as cat', 'cat.id', 'c.category_id')
+    .select([...CHEESE_COLUMNS, 'cat.name as category_name']);
+}
+
+export type CheeseRecord = Awaited<ReturnType<ReturnType<typeof selectCheeses>['executeTakeFirstOrThrow']>>;
+
+/** The sort key as one SQL expression; nullable keys sort as -1 so keyset comparisons stay total. */
+function sortExpression(sort: SortField) {
+  switch (sort) {
+    case 'name':
+      return sql.ref('c.sort_name');
+    case 'createdAt':
+      return sql.ref('c.created_at');
+    case 'updatedAt':
+      return sql.ref('c.updated_at');
+    case 'pricePerKg':
+      return sql`coalesce(c.price_cents, -1)`;
+    case 'agedWeeks':
+      return sql`coalesce(c.aged_weeks, -1)`;
+  }
+}
+
+export function sortValueOf(record: CheeseRecord, sort: SortField): string | number {
+  switch (sort) {
+    case 'name':
+      return record.sort_name;
+    case 'createdAt':
+      return new Date(record.created_at).toISOString();
+    case 'updatedAt':
+      return new Date(record.updated_at).toISOString();
+    case 'pricePerKg':
+      return record.price_cents ?? -1;
+    case 'agedWeeks':
+      return record.aged_weeks ?? -1;
+  }
+}
+
+function filterConditions(eb: ExpressionBuilder<DB & { c: DB['cheeses'] }, 'c'>, f: CheeseFilter): Expression<SqlBool>[] {
+  const where: Expression<SqlBool>[] = [];
+  if (f.statuses?.length) where.push(eb('c.status', 'in', f.statuses));
+  if (f.country) where.push(eb(eb.fn('lower', ['c.origin']), '=', f.country.toLowerCase()));
+  if (f.texture) where.push(eb('c.texture', '=', f.texture));
+  if (f.milk) where.push(eb('c.milk', '=', f.milk));
+  if (f.agedWeeksMin !== undefined) where.push(eb('c.aged_weeks', '>=', f.agedWeeksMin));
+  if (f.organic !== undefined) where.push(eb('c.organic', '=', f.organic));
+  if (f.seasonal !== undefined) where.push(eb('c.seasonal', '=', f.seasonal));
+  if (f.inStock !== undefined) where.push(eb('c.stock_grams', f.inStock ? '>' : '=', 0));
+  if (f.category) {
+    where.push(eb('c.category_id', 'in', eb.selectFrom('categories').select('id').where(eb.fn('lower', ['name']), '=', f.category.toLowerCase())));
+  }
+  if (f.tags?.length) {
+    where.push(
+      eb.exists(
+        eb.selectFrom('cheese_tags as ct').innerJoin('tags as t', 't.id', 'ct.tag_id').select('ct.cheese_id').whereRef('ct.cheese_id', '=', 'c.id').where('t.name', 'in', f.tags),
+      ),
+    );
+  }
+  // Terms are normalised to [a-z0-9 ], so they need no LIKE escaping.
+  for (const term of f.terms ?? []) where.push(sql<SqlBool>`c.search_text like ${`%${term}%`}`);
+  if (f.availableInMonth !== undefined) {
+    where.push(eb('c.seasonal', '=', true));
+    where.push(sql<SqlBool>`(c.available_months_mask & ${1 << f.availableInMonth}) <> 0`);
+  }
+  return where;
+}
+
+function searchTextOf(draft: CheeseDraft): string {
+  return normalizeText([draft.name, draft.origin, draft.region, draft.producer].filter(Boolean).join(' '));
+}
+
+function columnsOf(draft: CheeseDraft, categoryId: number | null) {
+  return {
+    name: draft.name,
+    sort_name: normalizeText(draft.name),
+    search_text: searchTextOf(draft),
+    category_id: categoryId,
+    status: draft.status,
+    origin: draft.origin,
+    region: draft.region,
+    producer: draft.producer,
+    milk: draft.milk,
+    pasteurized: draft.pasteurized,
+    texture: draft.texture,
+    rind: draft.rind,
+    aged_weeks: draft.agedWeeks,
+    tasting_notes: draft.tastingNotes,
+    stinkiness_rating: draft.stinkinessRating,
+    serving_temp_min: draft.servingTempCelsius?.min ?? null,
+    serving_temp_max: draft.servingTempCelsius?.max ?? null,
+    pairings: JSON.stringify(draft.pairings),
+    seasonal: draft.seasonal,
+    available_months_mask: monthsToMask(draft.availableMonths),
+    aging_profile: draft.agingProfile ? JSON.stringify(draft.agingProfile) : null,
+    organic: draft.organic,
+    price_cents: draft.priceCents,
+    stock_grams: draft.stockGrams,
+    photo_urls: JSON.stringify(draft.photoUrls),
+  };
+}
+
+export class CheeseRepository {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly postgres: boolean,
+  ) {}
+
+  async findById(id: number, trx: Kysely<DB> = this.db): Promise<CheeseRecord | undefined> {
+    return selectCheeses(trx).where('c.id', '=', id).executeTakeFirst();
+  }
+
+  async findBySlug(slug: string, trx: Kysely<DB> = this.db): Promise<CheeseRecord | undefined> {
+    return selectCheeses(trx).where('c.slug', '=', slug).executeTakeFirst();
+  }
+
+  /** Reads the row and, on PostgreSQL, locks it until the transaction ends (stock read-modify-write). */
+  async lockById(trx: Transaction<DB>, id: number): Promise<CheeseRecord | undefined> {
+    const query = selectCheeses(trx).where('c.id', '=', id);
+    return (this.postgres ? query.forUpdate('c') : query).executeTakeFirst();
+  }
+
+  async page(request: PageRequest): Promise<{ records: CheeseRecord[]; hasMore: boolean }> {
+    const key = sortExpression(request.sort);
+    const comparison = request.direction === 'asc' ? '>' : '<';
+    const records = await selectCheeses(this.db)
+      .where((eb) => {
+        const conditions = filterConditions(eb, request.filter);
+        if (request.after) {
+          conditions.push(sql<SqlBool>`(${key}, c.id) ${sql.raw(comparison)} (${request.after.value}, ${request.after.id})`);
+        }
+        return eb.and(conditions);
+      })
+      .orderBy(key, request.direction)
+      .orderBy('c.id', request.direction)
+      .limit(request.limit + 1)
+      .execute();
+    const hasMore = records.length > request.limit;
+    return { records: hasMore ? records.slice(0, request.limit) : records, hasMore };
+  }
+
+  async count(filter: CheeseFilter): Promise<number> {
+    const row = await this.db
+      .selectFrom('cheeses as c')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where((eb) => eb.and(filterConditions(eb, filter)))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** For the unpaginated Form A finders; capped by the caller. */
+  async findAll(filter: CheeseFilter, limit: number): Promise<CheeseRecord[]> {
+    return selectCheeses(this.db)
+      .where((eb) => eb.and(filterConditions(eb, filter)))
+      .orderBy('c.sort_name')
+      .orderBy('c.id')
+      .limit(limit)
+      .execute();
+  }
+
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('cheeses')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+  }
+
+  async slugTaken(trx: Transaction<DB>, slug: string): Promise<boolean> {
+    return (await trx.selectFrom('cheeses').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined;
+  }
+
+  async nameTaken(trx: Transaction<DB>, categoryId: number | null, name: string, exceptId: number | null): Promise<boolean> {
+    let query = trx
+      .selectFrom('cheeses')
+      .select('id')
+      .where(sql<SqlBool>`coalesce(category_id, 0) = ${categoryId ?? 0}`)
+      .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
+    if (exceptId !== null) query = query.where('id', '<>', exceptId);
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
+  async insert(trx: Transaction<DB>, draft: CheeseDraft, slug: string, categoryId: number | null): Promise<number> {
+    const now = nowIso();
+    const row = await trx
+      .insertInto('cheeses')
+      .values({ slug, ...columnsOf(draft, categoryId), created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  async update(trx: Transaction<DB>, id: number, draft: CheeseDraft, categoryId: number | null): Promise<void> {
+    await trx
+      .updateTable('cheeses')
+      .set({ ...columnsOf(draft, categoryId), updated_at: nowIso() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async delete(trx: Transaction<DB>, id: number): Promise<void> {
+    await trx.deleteFrom('cheeses').where('id', '=', id).execute();
+  }
+
+  /** Seasonal cheeses whose window includes `month` and whose opening for `yearMonth` is not yet announced. */
+  async claimSeasonOpenings(trx: Transaction<DB>, month: number, previousMonth: number, yearMonth: string): Promise<CheeseRecord[]> {
+    const due = await selectCheeses(trx)
+      .where('c.seasonal', '=', true)
+      .where(sql<SqlBool>`(c.available_months_mask & ${1 << month}) <> 0`)
+      .where(sql<SqlBool>`(c.available_months_mask & ${1 << previousMonth}) = 0`)
+      .where((eb) => eb.or([eb('c.season_announced', 'is', null), eb('c.season_announced', '<>', yearMonth)]))
+      .execute();
+    const claimed: CheeseRecord[] = [];
+    for (const record of due) {
+      // The conditional update makes exactly one instance announce each opening.
+      const result = await trx
+        .updateTable('cheeses')
+        .set({ season_announced: yearMonth })
+        .where('id', '=', record.id)
+        .where((eb) => eb.or([eb('season_announced', 'is', null), eb('season_announced', '<>', yearMonth)]))
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) claimed.push(record);
+    }
+    return claimed;
+  }
+}

@@ -1,0 +1,20 @@
+import type { CheeseView } from './cheese.model.js';
+
+/** A cell as a spreadsheet should read it: lists joined with ";", objects as JSON. */
+function cell(value: unknown): string {
+  let text: string;
+  if (value === null || value === undefined) text = '';
+  else if (Array.isArray(value)) text = value.map((v) => (typeof v === 'object' && v !== null && 'name' in v ? String(v.name) : String(v))).join(';');
+  else if (typeof value === 'object') text = 'name' in value ? String((value as { name: unknown }).name) : JSON.stringify(value);
+  else text = String(value);
+  // A leading = + - @ makes spreadsheets evaluate the cell (CSV injection); a quote disarms it.
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n;]/.test(text) || text !== text.trim() ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** RFC 4180 CSV with a header row, CRLF line ends. */
+export function toCsv(items: Partial<CheeseView>[], columns: (keyof CheeseView)[]): string {
+  const lines = [columns.join(',')];
+  for (const item of items) lines.push(columns.map((c) => cell(item[c])).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}

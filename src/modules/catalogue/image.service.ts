@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import sharp from 'sharp';
+import { fileTypeFromBuffer } from 'file-type';
+import type { DB } from '../../db/schema.js';
+import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationFailedError } from '../../http/errors.js';
+import type { ImageRepository, ImageRecord } from './image.repository.js';
+import type { ImageStorage } from './image.storage.js';
+import type { CheeseReadService } from './cheese-read.service.js';
+import { imageUrl } from './cheese.mapper.js';
+
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+/** Decoded size limit: a 10 MB file may not unpack into gigabytes (decompression bombs). */
+export const MAX_IMAGE_PIXELS = 40_000_000;
+const THUMBNAIL_PX = 320;
+const FORMATS = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' } as const;
+type AcceptedType = keyof typeof FORMATS;
+
+export interface UploadedImage {
+  id: number;
+  imageUrl: string;
+  thumbnailUrl: string;
+  size: number;
+  contentType: AcceptedType;
+  width: number;
+  height: number;
+  caption: string | null;
+  isPrimary: boolean;
+}
+
+export class ImageService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly images: ImageRepository,
+    private readonly storage: ImageStorage,
+    private readonly reader: CheeseReadService,
+    private readonly publicUrl: string,
+  ) {}
+
+  async upload(cheeseIdOrSlug: string, bytes: Buffer, options: { caption: string | null; isPrimary: boolean }): Promise<UploadedImage> {
+    const cheese = await this.reader.findRecord(cheeseIdOrSlug);
+    if (!cheese) throw new NotFoundError(`Cheese ${cheeseIdOrSlug.slice(0, 120)} not found.`);
+    if (bytes.length > MAX_IMAGE_BYTES) throw new PayloadTooLargeError('Images may be at most 10 MB.');
+    // The bytes decide, never the declared Content-Type or file name.
+    const detected = await fileTypeFromBuffer(bytes);
+    if (!detected || !(detected.mime in FORMATS)) {
+      throw new UnsupportedMediaTypeError('Only JPEG, PNG and WebP images are accepted (judged by their content).');
+    }
+    const contentType = detected.mime as AcceptedType;
+    const { image, thumbnail, width, height } = await this.#process(bytes, contentType);
+    const base = `cheeses/${cheese.id}/${randomUUID()}`;
+    const storageKey = `${base}.${FORMATS[contentType]}`;
+    const thumbnailKey = `${base}.thumb.webp`;
+    await this.storage.put(storageKey, image);
+    await this.storage.put(thumbnailKey, thumbnail);
+    let record: ImageRecord;
+    try {
+      record = await this.db.transaction().execute((trx) =>
+        this.images.insert(trx, { cheeseId: cheese.id, storageKey, thumbnailKey, contentType, sizeBytes: image.length, width, height, caption: options.caption, isPrimary: options.isPrimary }),
+      );
+    } catch (error) {
+      await Promise.all([this.storage.delete(storageKey), this.storage.delete(thumbnailKey)]).catch(() => undefined);
+      throw error;
+    }
+    const url = imageUrl(this.publicUrl, cheese.id, record.id);
+    return { id: record.id, imageUrl: url, thumbnailUrl: `${url}/thumbnail`, size: record.sizeBytes, contentType, width, height, caption: record.caption, isPrimary: record.isPrimary };
+  }
+
+  /** Re-encodes (dropping EXIF such as GPS, applying orientation) and makes a WebP thumbnail. */
+  async #process(bytes: Buffer, contentType: AcceptedType) {
+    const options = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'error' as const };
+    let meta: sharp.Metadata;
+    try {
+      meta = await sharp(bytes, options).metadata();
+    } catch {
+      throw ValidationFailedError.field('file', 'could not be decoded as an image');
+    }
+    if (!meta.width || !meta.height) throw ValidationFailedError.field('file', 'has no dimensions');
+    if (meta.width * meta.height > MAX_IMAGE_PIXELS) {
+      throw new PayloadTooLargeError(`Images may have at most ${MAX_IMAGE_PIXELS.toLocaleString('en')} pixels.`);
+    }
+    try {
+      const pipeline = sharp(bytes, options).rotate();
+      const image = await pipeline.clone().toFormat(FORMATS[contentType]).toBuffer({ resolveWithObject: true });
+      const thumbnail = await pipeline.clone().resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+      return { image: image.data, thumbnail, width: image.info.width, height: image.info.height };
+    } catch {
+      throw ValidationFailedError.field('file', 'could not be decoded as an image');
+    }
+  }
+
+  async read(cheeseId: number, imageId: number, variant: 'original' | 'thumbnail'): Promise<{ bytes: Buffer; contentType: string }> {
+    const record = await this.images.find(cheeseId, imageId);
+    const bytes = record ? await this.storage.get(variant === 'original' ? record.storageKey : record.thumbnailKey) : null;
+    if (!record || !bytes) throw new NotFoundError(`Image ${imageId} of cheese ${cheeseId} not found.`);
+    return { bytes, contentType: variant === 'original' ? record.contentType : 'image/webp' };
+  }
+}

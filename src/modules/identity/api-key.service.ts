@@ -1,0 +1,136 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CheeseEnv } from '../../config.js';
+import type { DB } from '../../db/schema.js';
+import { nowIso } from '../../db/columns.js';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationFailedError } from '../../http/errors.js';
+import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
+import type { KeyEnvironment } from './identity.table.js';
+import type { CredentialResolver, PresentedCredential, Principal } from './principal.js';
+import { hasScope, parseScopes, ROLE_SCOPES, type Role, type Scope } from './scopes.js';
+
+export const MAX_ACTIVE_KEYS = 3;
+const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43}$/;
+// last_used_at is informative; writing it on every request would make reads into writes.
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function keyEnvironmentFor(env: CheeseEnv): KeyEnvironment {
+  return env === 'production' ? 'live' : 'test';
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export interface CreateApiKeyInput {
+  name?: string | null;
+  scopes: Scope[];
+  expiresAt?: string | null;
+}
+
+export interface CreatedApiKey extends ApiKeyRecord {
+  /** The only time the key is ever visible. */
+  key: string;
+}
+
+export interface KeyOwner {
+  accountId: number;
+  role: Role;
+}
+
+export class ApiKeyService implements CredentialResolver {
+  readonly kind = 'api_key' as const;
+  readonly #lastTouched = new Map<number, number>();
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly keys: ApiKeyRepository,
+    private readonly env: CheeseEnv,
+    private readonly postgres: boolean,
+  ) {}
+
+  /**
+   * `grantable` is what the caller may hand out: the owner's role scopes, narrowed to the
+   * calling credential's scopes when a key is made through the API, so a key can never
+   * mint a more powerful key.
+   */
+  async create(owner: KeyOwner, input: CreateApiKeyInput, grantable: ReadonlySet<Scope>): Promise<CreatedApiKey> {
+    const roleScopes = new Set(ROLE_SCOPES[owner.role]);
+    const unavailable = input.scopes.filter((s) => !hasScope(roleScopes, s) || !hasScope(grantable, s));
+    if (unavailable.length > 0) {
+      throw new ForbiddenError(`You cannot grant ${unavailable.join(', ')}: a key never holds more than its owner and its creator may.`);
+    }
+    const now = nowIso();
+    if (input.expiresAt && input.expiresAt <= now) {
+      throw ValidationFailedError.field('expiresAt', 'must be in the future');
+    }
+    const environment = keyEnvironmentFor(this.env);
+    const key = `sk_${environment}_${randomBytes(32).toString('base64url')}`;
+    const scopes = [...new Set(input.scopes)].sort().join(' ');
+    const record = await this.db.transaction().execute(async (trx) => {
+      await this.keys.lockAccount(trx, owner.accountId, this.postgres);
+      const active = await this.keys.countActive(trx, owner.accountId, now);
+      if (active >= MAX_ACTIVE_KEYS) {
+        throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first (DELETE /v2/api-keys/{id}).`);
+      }
+      return this.keys.insert(trx, {
+        accountId: owner.accountId,
+        name: input.name ?? null,
+        keyPrefix: key.slice(0, 16),
+        keyHash: hashKey(key),
+        environment,
+        scopes,
+        expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+        createdAt: now,
+      });
+    });
+    return { ...record, key };
+  }
+
+  list(accountId: number): Promise<ApiKeyRecord[]> {
+    return this.keys.listActive(accountId, nowIso());
+  }
+
+  async revoke(accountId: number, keyId: number): Promise<void> {
+    if (await this.keys.revoke(accountId, keyId, nowIso())) return;
+    // Revoking twice is a no-op; a key of someone else is as unknown as a missing one.
+    if ((await this.keys.isRevoked(accountId, keyId)) === true) return;
+    throw new NotFoundError(`API key ${keyId} not found.`);
+  }
+
+  claims(credential: PresentedCredential): boolean {
+    return credential.token.startsWith('sk_');
+  }
+
+  async resolve(credential: PresentedCredential): Promise<Principal> {
+    const match = KEY_PATTERN.exec(credential.token);
+    if (!match) throw new UnauthorizedError('The API key is malformed.');
+    const expected = keyEnvironmentFor(this.env);
+    if (match[1] !== expected) {
+      throw new UnauthorizedError(
+        expected === 'live' ? 'Test keys (sk_test_) are refused in production; use an sk_live_ key.' : `Live keys (sk_live_) are refused in ${this.env}; use an sk_test_ key.`,
+      );
+    }
+    // Looked up by the SHA-256 of the key: the secret itself is never compared, so timing reveals nothing about it.
+    const owner = await this.keys.findOwnerByHash(hashKey(credential.token));
+    if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    const now = Date.now();
+    if (owner.expiresAt !== null && Date.parse(owner.expiresAt) <= now) throw new UnauthorizedError('The API key has expired.');
+    this.#touch(owner.keyId, now);
+    return {
+      accountId: owner.accountId,
+      username: owner.username,
+      role: owner.role,
+      scopes: new Set(parseScopes(owner.scopes)),
+      environment: this.env,
+      credential: { kind: 'api_key', id: owner.keyId },
+    };
+  }
+
+  #touch(keyId: number, now: number): void {
+    const last = this.#lastTouched.get(keyId) ?? 0;
+    if (now - last < TOUCH_INTERVAL_MS) return;
+    this.#lastTouched.set(keyId, now);
+    this.keys.touch(keyId, new Date(now).toISOString()).catch(() => this.#lastTouched.delete(keyId));
+  }
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { CheeseEnv } from '../../config.js';
+import type { DB } from '../../db/schema.js';
+import { nowIso } from '../../db/columns.js';
+
+export const EVENT_TYPES = [
+  'order.placed',
+  'order.confirmed',
+  'order.shipped',
+  'order.delivered',
+  'order.cancelled',
+  'cheese.back_in_stock',
+  'cheese.low_stock',
+  'cheese.out_of_stock',
+  'cheese.new_arrival',
+  'customer.created',
+  'customer.updated',
+  'customer.subscription_changed',
+  'webhook.test',
+  'api_key.expiring',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EventContext {
+  requestId: string | null;
+  environment: CheeseEnv;
+  apiVersion: string;
+}
+
+export interface NewEvent {
+  type: EventType;
+  aggregateType: string;
+  aggregateId: string;
+  /** The envelope's `data`, already snake_case; ids as strings (decisions.md §2, §8). */
+  data: Record<string, unknown>;
+  metadata?: Record<string, string | number>;
+}
+
+/**
+ * The only way to emit an event. It takes a Transaction, not a Kysely: the compiler refuses
+ * a call outside one, so an event is committed exactly when the change causing it is.
+ */
+export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context: EventContext): Promise<string> {
+  const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
+  await trx
+    .insertInto('outbox')
+    .values({
+      event_id: eventId,
+      type: event.type,
+      aggregate_type: event.aggregateType,
+      aggregate_id: event.aggregateId,
+      data: JSON.stringify(event.data),
+      metadata: JSON.stringify({
+        api_version: context.apiVersion,
+        environment: context.environment,
+        request_id: context.requestId,
+        ...event.metadata,
+      }),
+      created_at: nowIso(),
+    })
+    .execute();
+  return eventId;
+}

@@ -1,0 +1,37 @@
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { bootstrap } from './bootstrap.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const database = openDatabase(config);
+  const boot = await bootstrap(config, database, { seed: true });
+  await database.close();
+
+  const app = await buildApp(config);
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after a fatal error');
+    else app.log.info({ signal }, 'shutting down');
+    await app.close();
+  });
+  await app.listen({ port: config.port, host: config.host });
+
+  const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
+  app.log.info({ database: app.database.location, environment: config.env, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');
+  console.log(`\nFromagerie API listening on ${base}/v2  (environment: ${config.env})`);
+  console.log(`  Interactive docs:  ${base}/docs`);
+  console.log(`  OpenAPI document:  ${base}/v2/openapi.json`);
+  if (boot.generatedAdminPassword) {
+    // Printed once, on the terminal only, never through the logger.
+    console.log(`\n  First start: created admin "${boot.adminUsername}" with password: ${boot.generatedAdminPassword}`);
+    console.log('  It will not be shown again. Create an API key with:');
+    console.log(`    npm run cli -- api-keys create --user ${boot.adminUsername} --scopes admin\n`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(1);
+});
