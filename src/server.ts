@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
+import { startBackgroundJobs } from './jobs.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
     else app.log.info({ signal }, 'shutting down');
     await app.close();
   });
+  startBackgroundJobs(app);
   await app.listen({ port: config.port, host: config.host });
 
   const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;

@@ -40,6 +40,9 @@ function openSqlite(dataDir: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
+  // SQLite's built-in lower() folds ASCII only; PostgreSQL's folds every letter. Case-insensitive
+  // names, categories and country filters must agree on both ("Époisses" = "époisses").
+  connection.function('lower', { deterministic: true }, (value: unknown) => (value === null ? null : String(value).toLowerCase()));
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: connection }), plugins: [new SqliteBooleanPlugin()] });
   return {
     db,
@@ -49,8 +52,14 @@ function openSqlite(dataDir: string): Database {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: once(() => db.destroy()),
   };
+}
+
+/** Closing twice (shutdown racing a failed start, say) must not throw. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= close());
 }
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
@@ -76,6 +85,6 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: once(() => db.destroy()),
   };
 }

@@ -71,7 +71,8 @@ export class ImageService {
     const options = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'error' as const };
     let meta: sharp.Metadata;
     try {
-      meta = await sharp(bytes, options).metadata();
+      // Header only: nothing is decoded before the dimensions are checked.
+      meta = await sharp(bytes, { limitInputPixels: false }).metadata();
     } catch {
       throw ValidationFailedError.field('file', 'could not be decoded as an image');
     }
