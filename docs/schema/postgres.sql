@@ -19,6 +19,7 @@ column api_keys.revoked_at timestamp with time zone
 column api_keys.created_at timestamp with time zone not null
 column categories.id bigint not null
 column categories.name text not null
+column categories.name_key text not null
 column categories.created_at timestamp with time zone not null
 column categories.updated_at timestamp with time zone not null
 column cheese_images.id bigint not null
@@ -38,11 +39,13 @@ column cheese_tags.tag_id bigint not null
 column cheeses.id bigint not null
 column cheeses.slug text not null
 column cheeses.name text not null
+column cheeses.name_key text not null
 column cheeses.sort_name text not null collate C
 column cheeses.search_text text not null
 column cheeses.category_id bigint
 column cheeses.status text not null
 column cheeses.origin text
+column cheeses.origin_key text
 column cheeses.region text
 column cheeses.producer text
 column cheeses.milk text
@@ -84,7 +87,7 @@ constraint api_keys.api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES
 constraint api_keys.api_keys_environment_check CHECK ((environment = ANY (ARRAY['live'::text, 'test'::text])))
 constraint api_keys.api_keys_key_hash_key UNIQUE (key_hash)
 constraint api_keys.api_keys_pkey PRIMARY KEY (id)
-constraint categories.categories_name_key UNIQUE (name)
+constraint categories.categories_name_key_key UNIQUE (name_key)
 constraint categories.categories_pkey PRIMARY KEY (id)
 constraint cheese_images.cheese_images_cheese_id_fkey FOREIGN KEY (cheese_id) REFERENCES cheeses(id) ON DELETE CASCADE
 constraint cheese_images.cheese_images_pkey PRIMARY KEY (id)
@@ -107,14 +110,15 @@ CREATE UNIQUE INDEX accounts_username_key ON accounts USING btree (username);
 CREATE INDEX api_keys_account_idx ON api_keys USING btree (account_id);
 CREATE UNIQUE INDEX api_keys_key_hash_key ON api_keys USING btree (key_hash);
 CREATE UNIQUE INDEX api_keys_pkey ON api_keys USING btree (id);
-CREATE UNIQUE INDEX categories_name_key ON categories USING btree (name);
+CREATE UNIQUE INDEX categories_name_key_key ON categories USING btree (name_key);
 CREATE UNIQUE INDEX categories_pkey ON categories USING btree (id);
 CREATE INDEX cheese_images_cheese_idx ON cheese_images USING btree (cheese_id, id);
 CREATE UNIQUE INDEX cheese_images_pkey ON cheese_images USING btree (id);
 CREATE UNIQUE INDEX cheese_tags_pk ON cheese_tags USING btree (cheese_id, tag_id);
 CREATE INDEX cheese_tags_tag_idx ON cheese_tags USING btree (tag_id, cheese_id);
-CREATE UNIQUE INDEX cheeses_category_name_uq ON cheeses USING btree (COALESCE(category_id, (0)::bigint), lower(name));
+CREATE UNIQUE INDEX cheeses_category_name_uq ON cheeses USING btree (COALESCE(category_id, (0)::bigint), name_key);
 CREATE INDEX cheeses_created_idx ON cheeses USING btree (created_at, id);
+CREATE INDEX cheeses_origin_idx ON cheeses USING btree (origin_key, id);
 CREATE UNIQUE INDEX cheeses_pkey ON cheeses USING btree (id);
 CREATE UNIQUE INDEX cheeses_slug_key ON cheeses USING btree (slug);
 CREATE INDEX cheeses_sort_name_idx ON cheeses USING btree (sort_name, id);

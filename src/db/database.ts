@@ -40,9 +40,6 @@ function openSqlite(dataDir: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  // SQLite's built-in lower() folds ASCII only; PostgreSQL's folds every letter. Case-insensitive
-  // names, categories and country filters must agree on both ("Époisses" = "époisses").
-  connection.function('lower', { deterministic: true }, (value: unknown) => (value === null ? null : String(value).toLowerCase()));
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: connection }), plugins: [new SqliteBooleanPlugin()] });
   return {
     db,

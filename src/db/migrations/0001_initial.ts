@@ -31,7 +31,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await t
     .idColumn(db.schema.createTable('categories'))
-    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('name_key', 'text', (c) => c.notNull().unique())
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
     .addColumn('updated_at', t.timestamp, (c) => c.notNull())
     .execute();
@@ -46,11 +47,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .idColumn(db.schema.createTable('cheeses'))
     .addColumn('slug', 'text', (c) => c.notNull().unique())
     .addColumn('name', 'text', (c) => c.notNull())
+    // foldCase(name): case-insensitive uniqueness without relying on SQL lower().
+    .addColumn('name_key', 'text', (c) => c.notNull())
     .addColumn('sort_name', 'text', (c) => t.sortText(c.notNull()))
     .addColumn('search_text', 'text', (c) => c.notNull())
     .addColumn('category_id', t.bigint, (c) => c.references('categories.id').onDelete('set null'))
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('available', 'pending', 'sold')`))
     .addColumn('origin', 'text')
+    .addColumn('origin_key', 'text')
     .addColumn('region', 'text')
     .addColumn('producer', 'text')
     .addColumn('milk', 'text')
@@ -76,7 +80,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', t.timestamp, (c) => c.notNull())
     .execute();
   // "Unique within its category": an uncategorised cheese competes with the other uncategorised ones.
-  await sql`create unique index cheeses_category_name_uq on cheeses ((coalesce(category_id, 0)), (lower(name)))`.execute(db);
+  await sql`create unique index cheeses_category_name_uq on cheeses ((coalesce(category_id, 0)), name_key)`.execute(db);
+  await db.schema.createIndex('cheeses_origin_idx').on('cheeses').columns(['origin_key', 'id']).execute();
   // Keyset pagination indexes: each sort key followed by the id tie-breaker.
   await db.schema.createIndex('cheeses_sort_name_idx').on('cheeses').columns(['sort_name', 'id']).execute();
   await db.schema.createIndex('cheeses_created_idx').on('cheeses').columns(['created_at', 'id']).execute();

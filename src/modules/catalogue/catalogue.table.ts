@@ -5,6 +5,8 @@ export type CheeseStatus = 'available' | 'pending' | 'sold';
 export interface CategoryTable {
   id: Id;
   name: string;
+  /** foldCase(name), unique. */
+  name_key: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -19,6 +21,8 @@ export interface CheeseTable {
   id: Id;
   slug: string;
   name: string;
+  /** foldCase(name); unique per category. */
+  name_key: string;
   /** Lower-case, unaccented, punctuation folded to spaces: the name sort key. */
   sort_name: string;
   /** sort_name plus origin, region and producer, for `q`. */
@@ -26,6 +30,8 @@ export interface CheeseTable {
   category_id: number | null;
   status: CheeseStatus;
   origin: string | null;
+  /** foldCase(origin), for the country filter. */
+  origin_key: string | null;
   region: string | null;
   producer: string | null;
   milk: string | null;

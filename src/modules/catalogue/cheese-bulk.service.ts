@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { Compile } from 'typebox/compile';
 import type { DB } from '../../db/schema.js';
-import { AppError, ConflictError, ValidationFailedError } from '../../http/errors.js';
+import { AppError, ConflictError, ValidationFailedError, type FieldError } from '../../http/errors.js';
 import { CheeseInput, CheesePatch } from './cheese.schema.js';
 import { normalizeAliases } from './cheese.input.js';
 import type { ChangeContext, CheeseService } from './cheese.service.js';
@@ -29,15 +29,44 @@ class NotAppliedError extends AppError {
 const createValidator = Compile(CheeseInput);
 const patchValidator = Compile(CheesePatch);
 
+interface SchemaError {
+  keyword: string;
+  schemaPath: string;
+  instancePath: string;
+  params: object;
+  message: string;
+}
+
+/** One field error per offending property, named like the single-item routes name them. */
+function fieldErrorsOf(error: SchemaError, prefix: string): FieldError[] {
+  const at = `${prefix}${error.instancePath.replaceAll('/', '.')}`;
+  const params = error.params as { requiredProperties?: string[]; additionalProperties?: string[] };
+  if (error.keyword === 'required') return (params.requiredProperties ?? []).map((p) => ({ field: `${at}.${p}`, message: 'is required' }));
+  if (error.keyword === 'additionalProperties') return (params.additionalProperties ?? []).map((p) => ({ field: `${at}.${p}`, message: 'is not a known field' }));
+  // `additionalProperties: false` also reports each extra property as "schema is false": covered above.
+  if (error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')) return [];
+  return [{ field: at, message: error.message }];
+}
+
 /** Validates one operation's payload with the same schemas as the single-item routes. */
-function validated<T>(validator: { Check(v: unknown): boolean; Errors(v: unknown): Iterable<{ instancePath: string; message: string }> }, payload: unknown, index: number): T {
+function validated<T>(validator: { Check(v: unknown): boolean; Errors(v: unknown): Iterable<SchemaError> }, payload: unknown, index: number): T {
   normalizeAliases(payload);
   if (validator.Check(payload)) return payload as T;
-  const errors = [...validator.Errors(payload)].slice(0, 20).map((e) => ({
-    field: `operations.${index}.cheese${e.instancePath.replaceAll('/', '.')}`,
-    message: e.message,
-  }));
+  const unique = new Map<string, FieldError>();
+  for (const e of [...validator.Errors(payload)].flatMap((e) => fieldErrorsOf(e, `operations.${index}.cheese`))) unique.set(`${e.field}:${e.message}`, e);
+  const errors = [...unique.values()].slice(0, 20);
   throw new ValidationFailedError(`Operation ${index} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+}
+
+/** Field errors raised about the payload itself (aliases, cross-field rules) are named under `operations.N.cheese`. */
+async function inOperation<T>(index: number, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ValidationFailedError) || !error.errors || error.errors.every((e) => e.field.startsWith('operations.'))) throw error;
+    const errors = error.errors.map((e) => (e.field.startsWith('operations.') ? e : { ...e, field: `operations.${index}.cheese.${e.field}` }));
+    throw new ValidationFailedError(`Operation ${index} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
+  }
 }
 
 function required<T>(value: T | undefined, index: number, field: string): T {
@@ -98,7 +127,11 @@ export class CheeseBulkService {
     }
   }
 
-  async #apply(trx: Transaction<DB>, operation: BulkOperation, index: number, ctx: ChangeContext): Promise<{ result: BulkResult; files: string[] }> {
+  #apply(trx: Transaction<DB>, operation: BulkOperation, index: number, ctx: ChangeContext): Promise<{ result: BulkResult; files: string[] }> {
+    return inOperation(index, () => this.#applyOne(trx, operation, index, ctx));
+  }
+
+  async #applyOne(trx: Transaction<DB>, operation: BulkOperation, index: number, ctx: ChangeContext): Promise<{ result: BulkResult; files: string[] }> {
     switch (operation.op) {
       case 'create': {
         const input = validated<Parameters<CheeseService['createIn']>[1]>(createValidator, required(operation.cheese, index, 'cheese'), index);

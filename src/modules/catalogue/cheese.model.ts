@@ -85,6 +85,14 @@ export function monthsToWeeks(months: number): number {
   return Math.ceil(months * WEEKS_PER_MONTH);
 }
 
+/**
+ * Case-folded key for case-insensitive equality ("Époisses" = "ÉPOISSES"). Computed here and
+ * stored, because SQL lower() folds only ASCII on SQLite and depends on the locale on PostgreSQL.
+ */
+export function foldCase(text: string): string {
+  return text.normalize('NFKC').toLowerCase();
+}
+
 /** Lower-case, accents removed, every run of non-alphanumerics one space: "Saint-Nectaire" = "saint nectaire". */
 export function normalizeText(text: string): string {
   return text

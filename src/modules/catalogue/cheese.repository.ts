@@ -2,7 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { CheeseStatus } from './catalogue.table.js';
-import { monthsToMask, normalizeText, type CheeseDraft } from './cheese.model.js';
+import { foldCase, monthsToMask, normalizeText, type CheeseDraft } from './cheese.model.js';
 
 export const SORT_FIELDS = ['name', 'createdAt', 'updatedAt', 'pricePerKg', 'agedWeeks'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -90,7 +90,7 @@ export function sortValueOf(record: CheeseRecord, sort: SortField): string | num
 function filterConditions(eb: ExpressionBuilder<DB & { c: DB['cheeses'] }, 'c'>, f: CheeseFilter): Expression<SqlBool>[] {
   const where: Expression<SqlBool>[] = [];
   if (f.statuses?.length) where.push(eb('c.status', 'in', f.statuses));
-  if (f.country) where.push(eb(eb.fn('lower', ['c.origin']), '=', f.country.toLowerCase()));
+  if (f.country) where.push(eb('c.origin_key', '=', foldCase(f.country)));
   if (f.texture) where.push(eb('c.texture', '=', f.texture));
   if (f.milk) where.push(eb('c.milk', '=', f.milk));
   if (f.agedWeeksMin !== undefined) where.push(eb('c.aged_weeks', '>=', f.agedWeeksMin));
@@ -98,7 +98,7 @@ function filterConditions(eb: ExpressionBuilder<DB & { c: DB['cheeses'] }, 'c'>,
   if (f.seasonal !== undefined) where.push(eb('c.seasonal', '=', f.seasonal));
   if (f.inStock !== undefined) where.push(eb('c.stock_grams', f.inStock ? '>' : '=', 0));
   if (f.category) {
-    where.push(eb('c.category_id', 'in', eb.selectFrom('categories').select('id').where(eb.fn('lower', ['name']), '=', f.category.toLowerCase())));
+    where.push(eb('c.category_id', 'in', eb.selectFrom('categories').select('id').where('name_key', '=', foldCase(f.category))));
   }
   if (f.tags?.length) {
     where.push(
@@ -123,11 +123,13 @@ function searchTextOf(draft: CheeseDraft): string {
 function columnsOf(draft: CheeseDraft, categoryId: number | null) {
   return {
     name: draft.name,
+    name_key: foldCase(draft.name),
     sort_name: normalizeText(draft.name),
     search_text: searchTextOf(draft),
     category_id: categoryId,
     status: draft.status,
     origin: draft.origin,
+    origin_key: draft.origin === null ? null : foldCase(draft.origin),
     region: draft.region,
     producer: draft.producer,
     milk: draft.milk,
@@ -226,7 +228,7 @@ export class CheeseRepository {
       .selectFrom('cheeses')
       .select('id')
       .where(sql<SqlBool>`coalesce(category_id, 0) = ${categoryId ?? 0}`)
-      .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
+      .where('name_key', '=', foldCase(name));
     if (exceptId !== null) query = query.where('id', '<>', exceptId);
     return (await query.executeTakeFirst()) !== undefined;
   }

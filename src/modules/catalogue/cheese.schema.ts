@@ -126,7 +126,7 @@ export const CheeseReplace = Type.Object(
     createdAt: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
   },
-  { additionalProperties: false, description: 'Replaces every writable field; omitted optional fields return to their defaults.' },
+  { additionalProperties: false, description: 'Replaces every writable field; omitted optional fields return to their defaults, except stockQuantityKg, which is kept when omitted.' },
 );
 
 /** A partial update: the bulk `update` operation. */

@@ -12,7 +12,7 @@ import type { CheeseReadService } from './cheese-read.service.js';
 import type { CheeseInput, CheesePatch, CheeseReplace } from './cheese.schema.js';
 import { applyInput, draftFromView, emptyDraft, type ResolvedRefs } from './cheese.input.js';
 import { isOwnImageUrl } from './cheese.mapper.js';
-import { slugify, type CheeseDraft, type CheeseView } from './cheese.model.js';
+import { kgToGrams, slugify, type CheeseDraft, type CheeseView } from './cheese.model.js';
 import { applyStockRules } from './stock.rules.js';
 import type { CheeseStatus } from './catalogue.table.js';
 
@@ -61,7 +61,9 @@ export class CheeseService {
     const { id, slug: _slug, inStock: _inStock, createdAt: _c, updatedAt: _u, ...writable } = input;
     const existing = await this.#require(trx, id);
     const refs = await this.#refs(trx, writable);
-    return this.writeInTransaction(trx, existing.id, () => applyInput(emptyDraft(writable.name), writable, refs), writable.status, ctx);
+    // Stock is inventory, not description: a replacement that omits it keeps the current stock.
+    const base = (current: CheeseView | null) => ({ ...emptyDraft(writable.name), stockGrams: kgToGrams(current?.stockQuantityKg ?? 0) });
+    return this.writeInTransaction(trx, existing.id, (current) => applyInput(base(current), writable, refs), writable.status, ctx);
   }
 
   async patchIn(trx: Transaction<DB>, idOrSlug: string | number, input: Type.Static<typeof CheesePatch>, ctx: ChangeContext): Promise<CheeseView> {

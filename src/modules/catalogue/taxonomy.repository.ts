@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
+import { foldCase } from './cheese.model.js';
 
 /** Categories and tags: find-or-create by name, and lookups for cheese views. */
 export class TaxonomyRepository {
@@ -21,14 +22,14 @@ export class TaxonomyRepository {
     const existing = await trx
       .selectFrom('categories')
       .select('id')
-      .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+      .where('name_key', '=', foldCase(name))
       .executeTakeFirst();
     if (existing) return existing.id;
     const now = nowIso();
     const row = await trx
       .insertInto('categories')
-      .values({ name, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('name').doUpdateSet({ updated_at: now }))
+      .values({ name, name_key: foldCase(name), created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('name_key').doUpdateSet({ updated_at: now }))
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
