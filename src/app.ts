@@ -5,7 +5,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { authPlugin } from './http/auth.js';
 import { ErrorSchema } from './http/common.schema.js';
 import { registerConditionalGet } from './http/etag.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
 import { trackRouteMethods } from './http/method-router.js';
 import { API_VERSION, registerOpenApi } from './http/openapi.js';
 import { requestIdFor } from './http/request-id.js';
@@ -46,6 +46,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const services = createServices(config, database);

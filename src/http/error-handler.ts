@@ -1,3 +1,5 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   AppError,
@@ -63,7 +65,7 @@ export function toAppError(error: FastifyError & { validation?: AjvError[]; vali
       return new PayloadTooLargeError('The request body is too large.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new UnsupportedMediaTypeError(`Unsupported Content-Type; send application/json${''}.`);
+      return new UnsupportedMediaTypeError('Unsupported Content-Type: send the body this operation documents (application/json, or multipart/form-data for image uploads).');
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new UnsupportedMediaTypeError('This operation takes multipart/form-data.');
     case 'FST_PROTO_VIOLATION':
@@ -71,6 +73,8 @@ export function toAppError(error: FastifyError & { validation?: AjvError[]; vali
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new InvalidRequestError('The request URL is malformed.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new InvalidRequestError('A path parameter is too long.');
   }
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return new InvalidRequestError(error.message || 'The request is invalid.');
@@ -84,7 +88,44 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
 }
 
+/**
+ * Errors Fastify raises before routing (a URL that does not decode, a path parameter over
+ * maxParamLength); without this option it answers them in its own shape, not ours.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  sendError(reply, toAppError(error) ?? new InvalidRequestError('The request URL is malformed.'));
+}
+
+/**
+ * Bytes Node's HTTP parser refused before there was a request (a bad request line, control
+ * bytes in a header, broken framing, headers over 16 KB): answered in the Error shape too.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request did not arrive in time.']
+        : [400, 'The request is not valid HTTP/1.1.'];
+  const body = JSON.stringify({ code: status, type: 'invalid_request', message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/** Node answers an Expect other than 100-continue with a bare 417 unless someone listens. */
+function expectationFailed(_request: IncomingMessage, response: ServerResponse): void {
+  const body = JSON.stringify({ code: 417, type: 'invalid_request', message: 'Expect supports only "100-continue".' });
+  response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+}
+
 export function registerErrorHandling(app: FastifyInstance, allowedMethods: (url: string) => string[]): void {
+  app.server.on('checkExpectation', expectationFailed);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError) {

@@ -7,7 +7,7 @@ export const MAX_BULK_OPERATIONS = 100;
 const Operation = Type.Object(
   {
     op: Type.Enum(['create', 'update', 'delete']),
-    id: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[A-Za-z0-9-]{1,120}$' })], { description: 'For update and delete: id or slug.' })),
+    id: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^[A-Za-z0-9-]{1,120}$' })], { description: 'For update and delete: id or slug.' })),
     cheese: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'For create: a CheeseInput. For update: the fields to change.' })),
   },
   { additionalProperties: false },

@@ -71,11 +71,11 @@ const OriginInput = Type.Union([
   ),
 ]);
 const NamedRef = Type.Object(
-  { id: Type.Optional(Type.Integer({ minimum: 1 })), name: Type.Optional(Text(100)) },
+  { id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })), name: Type.Optional(Text(100)) },
   { additionalProperties: false, description: 'Give `name` (created if new); `id` alone refers to an existing one.' },
 );
 const TagRef = Type.Object(
-  { id: Type.Optional(Type.Integer({ minimum: 1 })), name: Type.Optional(TagName) },
+  { id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })), name: Type.Optional(TagName) },
   { additionalProperties: false },
 );
 
@@ -117,7 +117,7 @@ export const CheeseInput = Type.Object(
 /** Body of PUT /cheeses: a Cheese. Read-only fields may be sent back and are ignored. */
 export const CheeseReplace = Type.Object(
   {
-    id: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[a-z0-9-]{1,120}$' })], { description: 'The cheese to replace: id or slug.' }),
+    id: Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^[a-z0-9-]{1,120}$' })], { description: 'The cheese to replace: id or slug.' }),
     name: Text(200),
     ...writableFields,
     status: Status,

@@ -3,7 +3,7 @@ import multipart from '@fastify/multipart';
 import Type from 'typebox';
 import type { AuthRequirement } from '../../http/auth.js';
 import { errorResponses, IdParam } from '../../http/common.schema.js';
-import { UnsupportedMediaTypeError, ValidationFailedError } from '../../http/errors.js';
+import { AppError, InvalidRequestError, UnsupportedMediaTypeError, ValidationFailedError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { ImageUpload } from './cheese.schema.js';
 import { MAX_IMAGE_BYTES } from './image.service.js';
@@ -39,20 +39,29 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     let file: Buffer | undefined;
     let caption: string | null = null;
     let isPrimary = false;
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file' || file) {
-          await part.toBuffer();
-          throw ValidationFailedError.field(part.fieldname, 'only one file part, named "file", is accepted');
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'file' || file) {
+            await part.toBuffer();
+            throw ValidationFailedError.field(part.fieldname, 'only one file part, named "file", is accepted');
+          }
+          file = await part.toBuffer();
+        } else if (part.fieldname === 'caption') {
+          const value = String(part.value);
+          // As for JSON bodies (validation.ts): PostgreSQL text cannot hold U+0000.
+          if (value.includes('\u0000')) throw ValidationFailedError.field('caption', 'must not contain U+0000');
+          caption = value.slice(0, 500) || null;
+        } else if (part.fieldname === 'isPrimary') {
+          isPrimary = parseBoolean(String(part.value), 'isPrimary');
+        } else {
+          throw ValidationFailedError.field(part.fieldname, 'is not a known field');
         }
-        file = await part.toBuffer();
-      } else if (part.fieldname === 'caption') {
-        caption = String(part.value).slice(0, 500) || null;
-      } else if (part.fieldname === 'isPrimary') {
-        isPrimary = parseBoolean(String(part.value), 'isPrimary');
-      } else {
-        throw ValidationFailedError.field(part.fieldname, 'is not a known field');
       }
+    } catch (error) {
+      // The parser (busboy) throws plain Errors for a missing or overlong boundary and a part cut short.
+      if (error instanceof AppError || typeof (error as { statusCode?: unknown }).statusCode === 'number') throw error;
+      throw new InvalidRequestError('The multipart/form-data body is malformed (boundary or part framing).');
     }
     if (!file || file.length === 0) throw ValidationFailedError.field('file', 'is required');
     return services.images.upload(request.params.cheeseId, file, { caption, isPrimary });

@@ -61,7 +61,13 @@ export class ApiKeyService implements CredentialResolver {
       throw new ForbiddenError(`You cannot grant ${unavailable.join(', ')}: a key never holds more than its owner and its creator may.`);
     }
     const now = nowIso();
-    if (input.expiresAt && input.expiresAt <= now) {
+    // The date-time format admits a leap second (":60") and offsets that carry 9999-12-31 into
+    // year 10000: neither is an instant we can store or print back. Compared as instants, not text.
+    const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+    if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt.getUTCFullYear() > 9999)) {
+      throw ValidationFailedError.field('expiresAt', 'is not a valid instant');
+    }
+    if (expiresAt && expiresAt.getTime() <= Date.parse(now)) {
       throw ValidationFailedError.field('expiresAt', 'must be in the future');
     }
     const environment = keyEnvironmentFor(this.env);
@@ -80,7 +86,7 @@ export class ApiKeyService implements CredentialResolver {
         keyHash: hashKey(key),
         environment,
         scopes,
-        expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+        expiresAt: expiresAt ? expiresAt.toISOString() : null,
         createdAt: now,
       });
     });
