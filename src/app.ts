@@ -9,6 +9,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from
 import { trackRouteMethods } from './http/method-router.js';
 import { API_VERSION, registerOpenApi } from './http/openapi.js';
 import { requestIdFor } from './http/request-id.js';
+import { readCachePlugin, ResponseCache } from './http/read-cache.js';
 import { registerValidation } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 import { healthRoutes } from './modules/health/health.routes.js';
@@ -64,6 +65,9 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerConditionalGet(app);
   await registerOpenApi(app, config.publicUrl);
   await app.register(authPlugin, { resolver: services.principals });
+  const readCache = new ResponseCache(config.readCacheTtlMs);
+  services.catalogueChanges.onChange(() => readCache.invalidate());
+  await app.register(readCachePlugin, { cache: readCache });
 
   await app.register(
     async (v2) => {

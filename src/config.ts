@@ -26,6 +26,10 @@ export interface AppConfig {
   trustProxy: boolean;
   /** Keys the HMAC of pagination cursors (and, later, token signatures). */
   appSecret: string;
+  /** How long a resolved API key is trusted without a lookup (0 = never). */
+  authCacheTtlMs: number;
+  /** How long a catalogue GET response may be served from memory (0 = never). */
+  readCacheTtlMs: number;
 }
 
 const EnvSchema = Type.Object({
@@ -42,6 +46,8 @@ const EnvSchema = Type.Object({
   LOW_STOCK_THRESHOLD_KG: Type.Optional(Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })),
   BODY_LIMIT_BYTES: Type.Optional(Type.String({ pattern: '^[0-9]{3,9}$' })),
   APP_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  AUTH_CACHE_TTL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
+  READ_CACHE_TTL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
   TRUST_PROXY: Type.Optional(Type.Enum(['true', 'false'])),
 });
 type Env = Static<typeof EnvSchema>;
@@ -86,6 +92,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: Number(env.BODY_LIMIT_BYTES ?? 1_048_576),
     trustProxy: env.TRUST_PROXY === 'true',
     appSecret: env.APP_SECRET ?? localSecret(dataDir),
+    authCacheTtlMs: Number(env.AUTH_CACHE_TTL_MS ?? 5000),
+    readCacheTtlMs: Number(env.READ_CACHE_TTL_MS ?? 2000),
   };
 }
 

@@ -18,6 +18,7 @@ import { CursorCodec } from './modules/catalogue/cursor.js';
 import { CatalogueSeeder } from './modules/catalogue/seed.js';
 import { SeasonService } from './modules/catalogue/season.service.js';
 import { CheeseBulkService } from './modules/catalogue/cheese-bulk.service.js';
+import { CatalogueChanges } from './modules/catalogue/catalogue-changes.js';
 
 export interface Services {
   accounts: AccountService;
@@ -26,6 +27,7 @@ export interface Services {
   cheeseReader: CheeseReadService;
   cheeses: CheeseService;
   bulk: CheeseBulkService;
+  catalogueChanges: CatalogueChanges;
   images: ImageService;
   seeder: CatalogueSeeder;
   seasons: SeasonService;
@@ -36,13 +38,14 @@ export function createServices(config: AppConfig, database: Database, storage?: 
   const { db } = database;
   const postgres = database.dialect === 'postgres';
   const events = { environment: config.env, apiVersion: API_VERSION };
-  const apiKeys = new ApiKeyService(db, new ApiKeyRepository(db), config.env, postgres);
+  const apiKeys = new ApiKeyService(db, new ApiKeyRepository(db), config.env, postgres, config.authCacheTtlMs);
   const cheeseRepository = new CheeseRepository(db, postgres);
   const taxonomy = new TaxonomyRepository(db);
   const imageRepository = new ImageRepository(db);
   const imageStorage = storage ?? new FileSystemImageStorage(path.join(config.dataDir, 'images'));
   const cheeseReader = new CheeseReadService(cheeseRepository, taxonomy, imageRepository, new CursorCodec(config.appSecret), config.publicUrl);
-  const cheeses = new CheeseService(db, cheeseRepository, taxonomy, imageRepository, imageStorage, cheeseReader, {
+  const catalogueChanges = new CatalogueChanges();
+  const cheeses = new CheeseService(db, cheeseRepository, taxonomy, imageRepository, imageStorage, cheeseReader, catalogueChanges, {
     publicUrl: config.publicUrl,
     lowStockGrams: Math.round(config.lowStockThresholdKg * 1000),
     events,
@@ -53,8 +56,9 @@ export function createServices(config: AppConfig, database: Database, storage?: 
     principals: new PrincipalResolver([apiKeys]),
     cheeseReader,
     cheeses,
-    bulk: new CheeseBulkService(db, cheeses),
-    images: new ImageService(db, imageRepository, imageStorage, cheeseReader, config.publicUrl),
+    bulk: new CheeseBulkService(db, cheeses, catalogueChanges),
+    catalogueChanges,
+    images: new ImageService(db, imageRepository, imageStorage, cheeseReader, catalogueChanges, config.publicUrl),
     seeder: new CatalogueSeeder(db, cheeseRepository, taxonomy),
     seasons: new SeasonService(db, cheeseRepository, events),
   };

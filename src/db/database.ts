@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { DB } from './schema.js';
-import { SqliteBooleanPlugin } from './sqlite-boolean.plugin.js';
+import { cachingDatabase } from './sqlite-statements.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -40,7 +40,7 @@ function openSqlite(dataDir: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: connection }), plugins: [new SqliteBooleanPlugin()] });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }) });
   return {
     db,
     dialect: 'sqlite',

@@ -45,6 +45,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     bodyLimitBytes: 1_048_576,
     trustProxy: false,
     appSecret: 'test-secret-test-secret-test-secret-0123',
+    authCacheTtlMs: 5000,
+    readCacheTtlMs: 2000,
     ...options.config,
   };
   const database = openDatabase({ ...config, poolSize: 4 });

@@ -6,6 +6,7 @@ import { CheeseInput, CheesePatch } from './cheese.schema.js';
 import { normalizeAliases } from './cheese.input.js';
 import type { ChangeContext, CheeseService } from './cheese.service.js';
 import type { CheeseView } from './cheese.model.js';
+import type { CatalogueChanges } from './catalogue-changes.js';
 
 export interface BulkOperation {
   op: 'create' | 'update' | 'delete';
@@ -78,6 +79,7 @@ export class CheeseBulkService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly cheeses: CheeseService,
+    private readonly changes: CatalogueChanges,
   ) {}
 
   async run(operations: BulkOperation[], atomic: boolean, ctx: ChangeContext): Promise<{ atomic: boolean; results: BulkResult[] }> {
@@ -88,7 +90,7 @@ export class CheeseBulkService {
     const results: BulkResult[] = [];
     for (const [index, operation] of operations.entries()) {
       try {
-        const { result, files } = await this.db.transaction().execute((trx) => this.#apply(trx, operation, index, ctx));
+        const { result, files } = await this.changes.after(() => this.db.transaction().execute((trx) => this.#apply(trx, operation, index, ctx)));
         await this.cheeses.removeFiles(files);
         results.push(result);
       } catch (error) {
@@ -102,7 +104,7 @@ export class CheeseBulkService {
   async #atomic(operations: BulkOperation[], ctx: ChangeContext): Promise<BulkResult[]> {
     let failure: { index: number; error: AppError } | undefined;
     try {
-      const applied = await this.db.transaction().execute(async (trx) => {
+      const applied = await this.changes.after(() => this.db.transaction().execute(async (trx) => {
         const done: { result: BulkResult; files: string[] }[] = [];
         for (const [index, operation] of operations.entries()) {
           try {
@@ -113,7 +115,7 @@ export class CheeseBulkService {
           }
         }
         return done;
-      });
+      }));
       await this.cheeses.removeFiles(applied.flatMap((a) => a.files));
       return applied.map((a) => a.result);
     } catch (error) {

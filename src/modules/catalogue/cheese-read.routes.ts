@@ -78,12 +78,12 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   const listResponses = { 200: { ...CheeseList, description: 'A page of cheeses; `Accept: text/csv` returns CSV.' }, ...errorResponses(400, 401, 403) };
 
   app.get('/cheeses', {
-    config: { auth: READ_ANY },
+    config: { auth: READ_ANY, readCache: true },
     schema: { tags: ['cheeses'], operationId: 'listCheeses', summary: 'List cheeses (keyset pagination, filters, search, CSV)', querystring: ListQuery, response: listResponses },
   }, async (request, reply) => sendPage(request, reply, await reader.list(listRequest(request.query)), request.query.fields));
 
   app.get('/cheeses/seasonal', {
-    config: { auth: READ_ANY },
+    config: { auth: READ_ANY, readCache: true },
     schema: { tags: ['cheeses'], operationId: 'listSeasonalCheeses', summary: 'Seasonal cheeses available this month (2.4.0)', querystring: SeasonalQuery, response: listResponses },
   }, async (request, reply) => {
     const month = request.query.month ?? new Date().getUTCMonth() + 1;
@@ -91,7 +91,7 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   });
 
   app.get('/cheeses/findByStatus', {
-    config: { auth: READ_OAUTH },
+    config: { auth: READ_OAUTH, readCache: true },
     schema: {
       tags: ['cheeses'],
       operationId: 'findCheesesByStatus',
@@ -106,7 +106,7 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   });
 
   app.get('/cheeses/findByTags', {
-    config: { auth: READ_OAUTH },
+    config: { auth: READ_OAUTH, readCache: true },
     schema: {
       tags: ['cheeses'],
       operationId: 'findCheesesByTags',
@@ -124,7 +124,7 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   });
 
   app.get('/cheeses/:cheeseId', {
-    config: { auth: READ_API_KEY },
+    config: { auth: READ_API_KEY, readCache: true },
     schema: {
       tags: ['cheeses'],
       operationId: 'getCheese',
@@ -135,7 +135,7 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   }, async (request) => reader.get(request.params.cheeseId));
 
   app.get('/store/inventory', {
-    config: { auth: READ_API_KEY },
+    config: { auth: READ_API_KEY, readCache: true },
     schema: { tags: ['store'], operationId: 'getInventory', summary: 'Number of cheeses in each status', response: { 200: Inventory, ...errorResponses(401, 403) } },
   }, async () => reader.inventory());
 };

@@ -59,15 +59,16 @@ export class CheeseReadService {
 
   async list(request: ListRequest): Promise<CheesePage> {
     const binding = JSON.stringify([request.sort, request.direction, request.filter]);
-    const after = request.cursor === undefined ? null : this.cursors.decode(request.cursor, binding);
+    const resumed = request.cursor === undefined ? null : this.cursors.decode(request.cursor, binding);
+    // Counting is the one cost that grows with the catalogue: done on a walk's first page only.
     const [{ records, hasMore }, total] = await Promise.all([
-      this.cheeses.page({ filter: request.filter, sort: request.sort, direction: request.direction, after, limit: request.limit }),
-      this.cheeses.count(request.filter),
+      this.cheeses.page({ filter: request.filter, sort: request.sort, direction: request.direction, after: resumed?.position ?? null, limit: request.limit }),
+      resumed ? resumed.total : this.cheeses.count(request.filter),
     ]);
     const last = records.at(-1);
     return {
       items: await this.views(records),
-      nextCursor: hasMore && last ? this.cursors.encode({ value: sortValueOf(last, request.sort), id: last.id }, binding) : null,
+      nextCursor: hasMore && last ? this.cursors.encode({ value: sortValueOf(last, request.sort), id: last.id }, total, binding) : null,
       hasMore,
       total,
     };

@@ -14,6 +14,7 @@ import { applyInput, draftFromView, emptyDraft, type ResolvedRefs } from './chee
 import { isOwnImageUrl } from './cheese.mapper.js';
 import { kgToGrams, slugify, type CheeseDraft, type CheeseView } from './cheese.model.js';
 import { applyStockRules } from './stock.rules.js';
+import type { CatalogueChanges } from './catalogue-changes.js';
 import type { CheeseStatus } from './catalogue.table.js';
 
 export interface ChangeContext {
@@ -30,6 +31,7 @@ export class CheeseService {
     private readonly images: ImageRepository,
     private readonly storage: ImageStorage,
     private readonly reader: CheeseReadService,
+    private readonly changes: CatalogueChanges,
     private readonly settings: { publicUrl: string; lowStockGrams: number; events: Omit<EventContext, 'requestId'> },
   ) {}
 
@@ -189,6 +191,6 @@ export class CheeseService {
   }
 
   #transaction<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(work);
+    return this.changes.after(() => this.db.transaction().execute(work));
   }
 }

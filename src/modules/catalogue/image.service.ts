@@ -8,6 +8,7 @@ import type { ImageRepository, ImageRecord } from './image.repository.js';
 import type { ImageStorage } from './image.storage.js';
 import type { CheeseReadService } from './cheese-read.service.js';
 import { imageUrl } from './cheese.mapper.js';
+import type { CatalogueChanges } from './catalogue-changes.js';
 
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Decoded size limit: a 10 MB file may not unpack into gigabytes (decompression bombs). */
@@ -34,6 +35,7 @@ export class ImageService {
     private readonly images: ImageRepository,
     private readonly storage: ImageStorage,
     private readonly reader: CheeseReadService,
+    private readonly changes: CatalogueChanges,
     private readonly publicUrl: string,
   ) {}
 
@@ -55,8 +57,10 @@ export class ImageService {
     await this.storage.put(thumbnailKey, thumbnail);
     let record: ImageRecord;
     try {
-      record = await this.db.transaction().execute((trx) =>
-        this.images.insert(trx, { cheeseId: cheese.id, storageKey, thumbnailKey, contentType, sizeBytes: image.length, width, height, caption: options.caption, isPrimary: options.isPrimary }),
+      record = await this.changes.after(() =>
+        this.db.transaction().execute((trx) =>
+          this.images.insert(trx, { cheeseId: cheese.id, storageKey, thumbnailKey, contentType, sizeBytes: image.length, width, height, caption: options.caption, isPrimary: options.isPrimary }),
+        ),
       );
     } catch (error) {
       await Promise.all([this.storage.delete(storageKey), this.storage.delete(thumbnailKey)]).catch(() => undefined);

@@ -38,15 +38,30 @@ export interface KeyOwner {
   role: Role;
 }
 
+interface CachedPrincipal {
+  principal: Principal;
+  keyExpiresAt: number | null;
+  cachedUntil: number;
+}
+
+const MAX_CACHED_KEYS = 10_000;
+
 export class ApiKeyService implements CredentialResolver {
   readonly kind = 'api_key' as const;
   readonly #lastTouched = new Map<number, number>();
+  /**
+   * Resolved keys by hash, for `cacheTtlMs`: authentication without a query per request. A
+   * revocation applies at once on this instance and within the TTL on the others. Only
+   * valid keys are cached, so random keys cannot fill it.
+   */
+  readonly #resolved = new Map<string, CachedPrincipal>();
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly keys: ApiKeyRepository,
     private readonly env: CheeseEnv,
     private readonly postgres: boolean,
+    private readonly cacheTtlMs = 5_000,
   ) {}
 
   /**
@@ -98,7 +113,9 @@ export class ApiKeyService implements CredentialResolver {
   }
 
   async revoke(accountId: number, keyId: number): Promise<void> {
-    if (await this.keys.revoke(accountId, keyId, nowIso())) return;
+    const revoked = await this.keys.revoke(accountId, keyId, nowIso());
+    for (const [hash, entry] of this.#resolved) if (entry.principal.credential.id === keyId) this.#resolved.delete(hash);
+    if (revoked) return;
     // Revoking twice is a no-op; a key of someone else is as unknown as a missing one.
     if ((await this.keys.isRevoked(accountId, keyId)) === true) return;
     throw new NotFoundError(`API key ${keyId} not found.`);
@@ -118,12 +135,20 @@ export class ApiKeyService implements CredentialResolver {
       );
     }
     // Looked up by the SHA-256 of the key: the secret itself is never compared, so timing reveals nothing about it.
-    const owner = await this.keys.findOwnerByHash(hashKey(credential.token));
-    if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    const hash = hashKey(credential.token);
     const now = Date.now();
-    if (owner.expiresAt !== null && Date.parse(owner.expiresAt) <= now) throw new UnauthorizedError('The API key has expired.');
+    const cached = this.#resolved.get(hash);
+    if (cached && cached.cachedUntil > now) {
+      if (cached.keyExpiresAt !== null && cached.keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
+      this.#touch(cached.principal.credential.id, now);
+      return cached.principal;
+    }
+    const owner = await this.keys.findOwnerByHash(hash);
+    if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    const keyExpiresAt = owner.expiresAt === null ? null : Date.parse(owner.expiresAt);
+    if (keyExpiresAt !== null && keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
     this.#touch(owner.keyId, now);
-    return {
+    const principal: Principal = {
       accountId: owner.accountId,
       username: owner.username,
       role: owner.role,
@@ -131,6 +156,11 @@ export class ApiKeyService implements CredentialResolver {
       environment: this.env,
       credential: { kind: 'api_key', id: owner.keyId },
     };
+    if (this.cacheTtlMs > 0) {
+      if (this.#resolved.size >= MAX_CACHED_KEYS) this.#resolved.delete(this.#resolved.keys().next().value!);
+      this.#resolved.set(hash, { principal, keyExpiresAt, cachedUntil: now + this.cacheTtlMs });
+    }
+    return principal;
   }
 
   #touch(keyId: number, now: number): void {
