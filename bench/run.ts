@@ -10,22 +10,19 @@
  * Exit status: 0 whatever the figures (a benchmark, not a test); 1 when the service does not
  * start, a response is not 200, or the run overruns its time budget.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import { CursorCodec } from '../src/modules/catalogue/cursor.js';
 import type { Fixture } from './bare-server.js';
+import { BenchError, cleanup, fail, freePort, get, LOADGEN_CPU, pinning, runCli, runState, SERVER_CPU, startChild, tasksetAvailable, waitForHealth, waitForLine } from './processes.js';
+import { cpuPerRequest, fmt, load, measure, pct, table, type Measurement } from './measure.js';
 import { insertSyntheticCheeses } from './synthetic.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SEED_CATALOGUE = 245;
 const LIST_LIMIT = 20;
 const TARGETS = { getById: 0.5, list: 0.3, depth: 1.5 };
@@ -64,279 +61,6 @@ if (!Number.isFinite(warmup) || warmup < 0) {
 }
 const cpuProfDir = args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined;
 
-// ---------------------------------------------------------------- children and cleanup
-
-interface Child {
-  name: string;
-  process: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-}
-const children: Child[] = [];
-let dataDir: string | undefined;
-
-function alive(child: Child): boolean {
-  return child.process.exitCode === null && child.process.signalCode === null;
-}
-
-async function stopChild(child: Child, graceMs: number): Promise<void> {
-  if (!alive(child)) return;
-  child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
-  await child.exited;
-  clearTimeout(timer);
-}
-
-let cleanedUp = false;
-async function cleanup(): Promise<void> {
-  if (cleanedUp) return;
-  cleanedUp = true;
-  await Promise.all(children.map((c) => stopChild(c, cpuProfDir ? 20_000 : 5_000)));
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-}
-
-// Last resort: whatever happens, no child outlives the run.
-process.on('exit', () => {
-  for (const child of children) if (alive(child)) child.process.kill('SIGKILL');
-  if (dataDir && !cleanedUp) fs.rmSync(dataDir, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-class BenchError extends Error {}
-
-async function fail(message: string): Promise<never> {
-  console.error(`\nbench: ${message}`);
-  for (const child of children) {
-    const tail = child.output.join('').slice(-3000).trim();
-    if (tail) console.error(`--- last output of ${child.name} ---\n${tail}`);
-  }
-  await cleanup();
-  process.exit(1);
-}
-
-// ---------------------------------------------------------------- pinning
-
-const tasksetAvailable = spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0;
-const pinning = tasksetAvailable && os.availableParallelism() >= 2;
-const SERVER_CPU = '1';
-const LOADGEN_CPU = '0';
-
-function pinnedCommand(command: string, commandArgs: string[]): [string, string[]] {
-  return pinning ? ['taskset', ['-c', SERVER_CPU, command, ...commandArgs]] : [command, commandArgs];
-}
-
-function startChild(name: string, commandArgs: string[], env: NodeJS.ProcessEnv): Child {
-  const [command, finalArgs] = pinnedCommand(process.execPath, commandArgs);
-  // taskset execs node, so the pid is the server's own.
-  const proc = spawn(command, finalArgs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString('utf8'));
-    if (output.length > 200) output.splice(0, output.length - 200);
-  };
-  proc.stdout?.on('data', keep);
-  proc.stderr?.on('data', keep);
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const child = { name, process: proc, output, exited };
-  children.push(child);
-  return child;
-}
-
-// ---------------------------------------------------------------- small helpers
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface Captured {
-  status: number;
-  headers: [string, string][];
-  body: Buffer;
-}
-
-/** Headers node's http server writes by itself; everything else the bare server replays. */
-const NODE_ADDED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
-
-function get(url: string, headers: Record<string, string>, timeoutMs = 120_000): Promise<Captured> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers, agent: false, timeout: timeoutMs }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (c: Buffer) => chunks.push(c));
-      response.on('end', () => {
-        const pairs: [string, string][] = [];
-        for (let i = 0; i < response.rawHeaders.length; i += 2) {
-          const name = response.rawHeaders[i]!;
-          if (!NODE_ADDED.has(name.toLowerCase())) pairs.push([name, response.rawHeaders[i + 1]!]);
-        }
-        resolve({ status: response.statusCode ?? 0, headers: pairs, body: Buffer.concat(chunks) });
-      });
-      response.on('error', reject);
-    });
-    request.on('timeout', () => request.destroy(new Error(`GET ${url} timed out`)));
-    request.on('error', reject);
-  });
-}
-
-async function waitForHealth(base: string, child: Child, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!alive(child)) throw new BenchError(`${child.name} exited with code ${child.process.exitCode} before it was ready`);
-    try {
-      if ((await get(`${base}/v2/health`, {}, 2_000)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new BenchError(`${child.name} was not ready within ${timeoutMs / 1000}s`);
-}
-
-async function waitForLine(child: Child, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const match = pattern.exec(child.output.join(''));
-    if (match) return match;
-    if (!alive(child)) throw new BenchError(`${child.name} exited with code ${child.process.exitCode}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new BenchError(`${child.name} did not print ${pattern} within ${timeoutMs / 1000}s`);
-}
-
-function runCli(cliArgs: string[], env: NodeJS.ProcessEnv): string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...cliArgs], { cwd: ROOT, env, encoding: 'utf8', timeout: 180_000 });
-  if (result.status !== 0) throw new BenchError(`cli ${cliArgs.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}${result.stderr}`);
-  return result.stdout;
-}
-
-// CPU accounting from /proc (Linux): the server's own time, ours, and everybody else's.
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
-
-function processTicks(pid: number | 'self'): number | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime
-  } catch {
-    return undefined;
-  }
-}
-
-function machineBusyTicks(): number | undefined {
-  try {
-    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
-    const v = line.trim().split(/\s+/).slice(1).map(Number);
-    const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
-    return total - (v[3] ?? 0) - (v[4] ?? 0); // minus idle and iowait
-  } catch {
-    return undefined;
-  }
-}
-
-interface CpuSample {
-  server?: number | undefined;
-  self?: number | undefined;
-  machine?: number | undefined;
-  at: number;
-}
-function cpuSample(serverPid: number): CpuSample {
-  return { server: processTicks(serverPid), self: processTicks('self'), machine: machineBusyTicks(), at: performance.now() };
-}
-function percentOfCore(before: number | undefined, after: number | undefined, seconds: number): number | undefined {
-  return before === undefined || after === undefined ? undefined : ((after - before) / CLOCK_TICKS / seconds) * 100;
-}
-
-// ---------------------------------------------------------------- load
-
-interface Measurement {
-  scenario: string;
-  target: 'service' | 'bare';
-  requests: number;
-  rps: number;
-  meanMs: number;
-  p50Ms: number;
-  p99Ms: number;
-  serverCpu: number | undefined;
-  loadgenCpu: number | undefined;
-  otherCpu: number | undefined;
-  bad: string[];
-}
-
-function runAutocannon(url: string, headers: Record<string, string>, seconds: number, clients: number, latencies?: number[], statuses?: Map<number, number>): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    const instance = autocannon({ url, connections: clients, duration: seconds, pipelining: 1, timeout: 30, headers }, (error, result) => (error ? reject(error) : resolve(result)));
-    if (latencies && statuses) {
-      // autocannon's own histogram has 1 ms resolution; keep every sample for sub-ms percentiles.
-      instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-        latencies.push(responseTime);
-        statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
-      });
-    }
-  });
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function measure(scenario: string, target: 'service' | 'bare', url: string, headers: Record<string, string>, serverPid: number, clients: number): Promise<Measurement> {
-  if (warmup > 0) await runAutocannon(url, headers, warmup, clients);
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
-  const before = cpuSample(serverPid);
-  const result = await runAutocannon(url, headers, duration, clients, latencies, statuses);
-  const after = cpuSample(serverPid);
-  const seconds = (after.at - before.at) / 1000;
-  latencies.sort((a, b) => a - b);
-  const serverCpu = percentOfCore(before.server, after.server, seconds);
-  const loadgenCpu = percentOfCore(before.self, after.self, seconds);
-  const machine = percentOfCore(before.machine, after.machine, seconds);
-  const bad: string[] = [];
-  for (const [status, count] of statuses) if (status !== 200) bad.push(`${count} × HTTP ${status}`);
-  if (result.errors) bad.push(`${result.errors} connection errors`);
-  if (result.timeouts) bad.push(`${result.timeouts} timeouts`);
-  if (latencies.length === 0) bad.push('no responses at all');
-  return {
-    scenario,
-    target,
-    requests: latencies.length,
-    rps: latencies.length / seconds,
-    meanMs: latencies.reduce((a, b) => a + b, 0) / (latencies.length || 1),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    serverCpu,
-    loadgenCpu,
-    otherCpu: machine === undefined || serverCpu === undefined || loadgenCpu === undefined ? undefined : Math.max(0, machine - serverCpu - loadgenCpu),
-    bad,
-  };
-}
-
-// ---------------------------------------------------------------- output
-
-function table(header: string[], body: string[][], alignRight: boolean[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (alignRight[i] ? `${'-'.repeat(w + 1)}:` : `${'-'.repeat(w + 2)}`)).join('|')}|`;
-  return [line(header), rule, ...body.map(line)].join('\n');
-}
-const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '-' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
-const pct = (n: number | undefined) => (n === undefined ? '-' : `${Math.round(n)}%`);
-const cpuPerRequest = (m: Measurement) => (m.serverCpu === undefined ? undefined : (m.serverCpu / 100 / m.rps) * 1e6);
-const load = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
-
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
@@ -353,7 +77,9 @@ async function main(): Promise<void> {
   if (pinning) spawnSync('taskset', ['-a', '-cp', LOADGEN_CPU, String(process.pid)], { stdio: 'ignore' });
   console.log(`Load: ${connections} connections, ${warmup}s warm-up then ${duration}s per run; load average before: ${load()}`);
 
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fromagerie-bench-'));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fromagerie-bench-'));
+  runState.dataDir = dataDir;
+  runState.stopGraceMs = cpuProfDir ? 20_000 : 5_000;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const appSecret = randomBytes(32).toString('base64url');
@@ -458,7 +184,7 @@ async function main(): Promise<void> {
   const results: Measurement[] = [];
   const run = async (scenario: string, target: 'service' | 'bare', url: string, clients = connections) => {
     process.stdout.write(`  ${scenario} → ${target} … `);
-    const m = await measure(scenario, target, `${target === 'service' ? base : bareBase}${url}`, auth, target === 'service' ? servicePid : barePid, clients);
+    const m = await measure(scenario, target, `${target === 'service' ? base : bareBase}${url}`, auth, target === 'service' ? servicePid : barePid, clients, { warmup, duration });
     results.push(m);
     console.log(`${fmt(m.rps)} req/s, p99 ${fmt(m.p99Ms, 2)} ms${m.bad.length ? `  !! ${m.bad.join(', ')}` : ''}`);
     return m;

@@ -184,3 +184,11 @@ describe('GET /store/inventory', () => {
     expect((await t.http.get('/v2/store/inventory', { headers: apiKey(await t.key(['read:profile'])) })).status).toBe(403);
   });
 });
+
+describe('CSV of an empty page', () => {
+  it('still carries the full header row', async () => {
+    const res = await t.http.get('/v2/cheeses?q=no-such-cheese-anywhere', { headers: { ...apiKey(reader), accept: 'text/csv' } });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(`${['id', 'slug', 'name', 'category', 'photoUrls', 'tags', 'status', 'origin', 'region', 'producer', 'milk', 'pasteurized', 'texture', 'rind', 'agedWeeks', 'ageMonths', 'tastingNotes', 'stinkinessRating', 'servingTempCelsius', 'pairings', 'seasonal', 'availableMonths', 'agingProfile', 'organic', 'pricePerKg', 'inStock', 'stockQuantityKg', 'createdAt', 'updatedAt'].join(',')}\r\n`);
+  });
+});

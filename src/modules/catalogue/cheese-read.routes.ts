@@ -7,7 +7,7 @@ import { InvalidRequestError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { CheeseList, CheeseRef, Inventory, Milk, Texture } from './cheese.schema.js';
 import { STATUSES, TAG_PATTERN } from './cheese.model.js';
-import { buildFilter, parseFields, parseList, parseSort, project } from './cheese.query.js';
+import { buildFilter, FIELD_NAMES, parseFields, parseList, parseSort, project } from './cheese.query.js';
 import type { CheesePage, ListRequest } from './cheese-read.service.js';
 import { toCsv } from './csv.js';
 
@@ -63,7 +63,7 @@ function sendPage(request: FastifyRequest, reply: FastifyReply, page: CheesePage
   const items = page.items.map((item) => project(item, fields));
   if (wantsCsv(request)) {
     reply.header('x-total-count', String(page.total));
-    return reply.type('text/csv; charset=utf-8').send(toCsv(items, fields ?? (Object.keys(page.items[0] ?? { id: 0 }) as (keyof (typeof page.items)[0])[])));
+    return reply.type('text/csv; charset=utf-8').send(toCsv(items, fields ?? [...FIELD_NAMES]));
   }
   return reply.send({ ...page, items });
 }

@@ -4,7 +4,7 @@ import { normalizeText, type CheeseView } from './cheese.model.js';
 import type { CheeseStatus } from './catalogue.table.js';
 
 /** Response fields selectable with `fields=`, by either spelling. */
-const FIELD_NAMES: readonly (keyof CheeseView)[] = [
+export const FIELD_NAMES: readonly (keyof CheeseView)[] = [
   'id', 'slug', 'name', 'category', 'photoUrls', 'tags', 'status', 'origin', 'region', 'producer', 'milk', 'pasteurized',
   'texture', 'rind', 'agedWeeks', 'ageMonths', 'tastingNotes', 'stinkinessRating', 'servingTempCelsius', 'pairings',
   'seasonal', 'availableMonths', 'agingProfile', 'organic', 'pricePerKg', 'inStock', 'stockQuantityKg', 'createdAt', 'updatedAt',
