@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/database.js';
 import { PrincipalResolver } from './http/auth.js';
-import { API_VERSION } from './http/openapi.js';
+import { API_VERSION } from './version.js';
 import { AccountRepository } from './modules/identity/account.repository.js';
 import { AccountService } from './modules/identity/account.service.js';
 import { ApiKeyRepository } from './modules/identity/api-key.repository.js';
@@ -38,7 +38,7 @@ export function createServices(config: AppConfig, database: Database, storage?: 
   const { db } = database;
   const postgres = database.dialect === 'postgres';
   const events = { environment: config.env, apiVersion: API_VERSION };
-  const apiKeys = new ApiKeyService(db, new ApiKeyRepository(db), config.env, postgres, config.authCacheTtlMs);
+  const apiKeys = new ApiKeyService(db, new ApiKeyRepository(db), config.env, postgres, config.authCacheTtlMs, events);
   const cheeseRepository = new CheeseRepository(db, postgres);
   const taxonomy = new TaxonomyRepository(db);
   const imageRepository = new ImageRepository(db);

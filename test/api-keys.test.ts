@@ -133,3 +133,24 @@ describe('production environment', () => {
     }
   });
 });
+
+describe('api_key.expiring (decisions.md §6)', () => {
+  it('fires once per key, 7 days before it expires, never for revoked or distant keys', async () => {
+    const admin = await t.key(['admin']);
+    const day = 24 * 60 * 60 * 1000;
+    const soon = await t.http.post('/v2/api-keys', { headers: bearer(admin), json: { name: 'soon', scopes: ['read:cheeses'], expiresAt: new Date(Date.now() + 3 * day).toISOString() } });
+    const later = await t.http.post('/v2/api-keys', { headers: bearer(admin), json: { name: 'later', scopes: ['read:cheeses'], expiresAt: new Date(Date.now() + 10 * day).toISOString() } });
+    expect([soon.status, later.status]).toEqual([201, 201]);
+
+    const events = async () =>
+      (await t.database.db.selectFrom('outbox').select(['type', 'data']).where('type', '=', 'api_key.expiring').execute()).map((e) => JSON.parse(e.data));
+    expect(await t.app.services.apiKeys.announceExpiring()).toBe(1);
+    expect(await t.app.services.apiKeys.announceExpiring()).toBe(0);
+    expect(await events()).toEqual([{ api_key_id: String(soon.body.id), account_id: expect.any(String), prefix: soon.body.prefix, name: 'soon', expires_at: soon.body.expiresAt }]);
+
+    // Four days on, the second key enters its last week, unless it has been revoked.
+    expect((await t.http.delete(`/v2/api-keys/${later.body.id}`, { headers: bearer(admin) })).status).toBe(204);
+    expect(await t.app.services.apiKeys.announceExpiring(new Date(Date.now() + 4 * day))).toBe(0);
+    expect(await events()).toHaveLength(1);
+  });
+});

@@ -119,3 +119,17 @@ describe('OpenAPI', () => {
     expect([200, 302]).toContain(docs.status);
   });
 });
+
+describe('text neither database stores faithfully', () => {
+  it('refuses U+0000 and lone surrogates the same way on both dialects, and stores nothing', async () => {
+    const before = await cheeseCount();
+    for (const name of ['a\u0000b', 'lone \ud800 surrogate']) {
+      const res = await t.http.post('/v2/cheeses', { headers: { ...bearer(admin), 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+      expect(res.status).toBe(422);
+      expect(res.body.errors).toEqual([{ field: 'name', message: 'must not contain U+0000 or unpaired surrogates' }]);
+    }
+    expect((await t.http.get('/v2/cheeses?q=%ED%A0%80', { headers: apiKey(admin) })).status).toBeLessThan(500);
+    expect((await t.http.get('/v2/cheeses?country=a%00b', { headers: apiKey(admin) })).status).toBe(400);
+    expect(await cheeseCount()).toBe(before);
+  });
+});

@@ -16,6 +16,7 @@ column api_keys.scopes text not null
 column api_keys.expires_at timestamp with time zone
 column api_keys.last_used_at timestamp with time zone
 column api_keys.revoked_at timestamp with time zone
+column api_keys.expiry_notified_at timestamp with time zone
 column api_keys.created_at timestamp with time zone not null
 column categories.id bigint not null
 column categories.name text not null
@@ -108,6 +109,7 @@ constraint tags.tags_pkey PRIMARY KEY (id)
 CREATE UNIQUE INDEX accounts_pkey ON accounts USING btree (id);
 CREATE UNIQUE INDEX accounts_username_key ON accounts USING btree (username);
 CREATE INDEX api_keys_account_idx ON api_keys USING btree (account_id);
+CREATE INDEX api_keys_expiry_idx ON api_keys USING btree (expires_at);
 CREATE UNIQUE INDEX api_keys_key_hash_key ON api_keys USING btree (key_hash);
 CREATE UNIQUE INDEX api_keys_pkey ON api_keys USING btree (id);
 CREATE UNIQUE INDEX categories_name_key_key ON categories USING btree (name_key);

@@ -3,9 +3,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { securityFor } from './auth.js';
 import { SCOPE_DESCRIPTIONS } from '../modules/identity/scopes.js';
-import pkg from '../../package.json' with { type: 'json' };
+import { API_VERSION } from '../version.js';
 
-export const API_VERSION = pkg.version;
+export { API_VERSION };
 
 const DESCRIPTION = `The Fromagerie API: an online store for artisanal cheese.
 

@@ -15,34 +15,42 @@ export function registerValidation(app: FastifyInstance): void {
   const paramAjv = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
   for (const ajv of [bodyAjv, paramAjv]) ajv.addSchema(ErrorSchema);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema));
-  app.addHook('preValidation', rejectNulCharacters);
+  app.addHook('preValidation', rejectUnstorableText);
 }
 
-/** Path (`tags.0.name`) of the first string or key holding U+0000; iterative, so any depth is fine. */
-function nulPath(root: unknown): string | null {
+const UNSTORABLE = 'must not contain U+0000 or unpaired surrogates';
+
+/**
+ * Text neither database stores faithfully: PostgreSQL refuses U+0000 (failing the whole
+ * statement), and the dialects store a lone surrogate differently. Refused on both, so the
+ * same input gets the same answer everywhere.
+ */
+export function isUnstorable(text: string): boolean {
+  return text.includes('\u0000') || !text.isWellFormed();
+}
+
+/** Path (`tags.0.name`) of the first unstorable string or key; iterative, so any depth is fine. */
+function unstorablePath(root: unknown): string | null {
   const stack: [unknown, string][] = [[root, '']];
   while (stack.length > 0) {
     const [value, path] = stack.pop()!;
-    if (typeof value === 'string' && value.includes('\u0000')) return path;
+    if (typeof value === 'string' && isUnstorable(value)) return path;
     if (typeof value !== 'object' || value === null) continue;
     for (const [key, child] of Object.entries(value)) {
       const childPath = path ? `${path}.${key}` : key;
-      if (key.includes('\u0000')) return childPath;
+      if (isUnstorable(key)) return childPath;
       stack.push([child, childPath]);
     }
   }
   return null;
 }
 
-/**
- * PostgreSQL text cannot hold U+0000 (it fails the whole statement), so no query parameter or
- * body may carry it, on either database. Checked before anything is written.
- */
-async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
-  const inQuery = nulPath(request.query);
+/** Checked before validation, so nothing is ever written with such text. */
+async function rejectUnstorableText(request: FastifyRequest): Promise<void> {
+  const inQuery = unstorablePath(request.query);
   if (inQuery !== null) {
-    throw new InvalidRequestError(`Invalid query parameter: ${inQuery || 'querystring'} contains U+0000.`, [{ field: inQuery || 'querystring', message: 'must not contain U+0000' }]);
+    throw new InvalidRequestError(`Invalid query parameter: ${inQuery || 'querystring'} ${UNSTORABLE}.`, [{ field: inQuery || 'querystring', message: UNSTORABLE }]);
   }
-  const inBody = nulPath(request.body);
-  if (inBody !== null) throw ValidationFailedError.field(inBody || 'body', 'must not contain U+0000');
+  const inBody = unstorablePath(request.body);
+  if (inBody !== null) throw ValidationFailedError.field(inBody || 'body', UNSTORABLE);
 }

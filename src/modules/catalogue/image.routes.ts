@@ -5,6 +5,7 @@ import type { AuthRequirement } from '../../http/auth.js';
 import { errorResponses, IdParam } from '../../http/common.schema.js';
 import { AppError, InvalidRequestError, UnsupportedMediaTypeError, ValidationFailedError } from '../../http/errors.js';
 import type { Services } from '../../services.js';
+import { isUnstorable } from '../../http/validation.js';
 import { ImageUpload } from './cheese.schema.js';
 import { MAX_IMAGE_BYTES } from './image.service.js';
 
@@ -49,8 +50,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           file = await part.toBuffer();
         } else if (part.fieldname === 'caption') {
           const value = String(part.value);
-          // As for JSON bodies (validation.ts): PostgreSQL text cannot hold U+0000.
-          if (value.includes('\u0000')) throw ValidationFailedError.field('caption', 'must not contain U+0000');
+          // As for JSON bodies (validation.ts), which never see multipart fields.
+          if (isUnstorable(value)) throw ValidationFailedError.field('caption', 'must not contain U+0000 or unpaired surrogates');
           caption = value.slice(0, 500) || null;
         } else if (part.fieldname === 'isPrimary') {
           isPrimary = parseBoolean(String(part.value), 'isPrimary');

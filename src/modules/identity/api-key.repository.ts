@@ -142,6 +142,24 @@ export class ApiKeyRepository {
     return row ? row.revoked_at !== null : undefined;
   }
 
+  /** Active keys expiring by `horizon` not yet warned about; each is claimed by exactly one caller. */
+  async claimExpiring(trx: Transaction<DB>, now: string, horizon: string): Promise<ApiKeyRecord[]> {
+    const due = await trx
+      .selectFrom('api_keys')
+      .select(PUBLIC_COLUMNS)
+      .where('revoked_at', 'is', null)
+      .where('expiry_notified_at', 'is', null)
+      .where('expires_at', '>', now)
+      .where('expires_at', '<=', horizon)
+      .execute();
+    const claimed: ApiKeyRecord[] = [];
+    for (const row of due) {
+      const result = await trx.updateTable('api_keys').set({ expiry_notified_at: now }).where('id', '=', row.id).where('expiry_notified_at', 'is', null).executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) claimed.push(toRecord(row));
+    }
+    return claimed;
+  }
+
   async touch(keyId: number, now: string): Promise<void> {
     await this.db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute();
   }

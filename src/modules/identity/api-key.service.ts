@@ -5,11 +5,13 @@ import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationFailedError } from '../../http/errors.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
+import { recordEvent, type EventContext } from '../outbox/outbox.writer.js';
 import type { KeyEnvironment } from './identity.table.js';
 import type { CredentialResolver, PresentedCredential, Principal } from './principal.js';
 import { hasScope, parseScopes, ROLE_SCOPES, type Role, type Scope } from './scopes.js';
 
 export const MAX_ACTIVE_KEYS = 3;
+const EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
 const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43}$/;
 // last_used_at is informative; writing it on every request would make reads into writes.
 const TOUCH_INTERVAL_MS = 60_000;
@@ -61,8 +63,30 @@ export class ApiKeyService implements CredentialResolver {
     private readonly keys: ApiKeyRepository,
     private readonly env: CheeseEnv,
     private readonly postgres: boolean,
-    private readonly cacheTtlMs = 5_000,
+    private readonly cacheTtlMs: number,
+    private readonly events: Omit<EventContext, 'requestId'>,
   ) {}
+
+  /** Records api_key.expiring once for each active key expiring within 7 days (decisions §6). */
+  async announceExpiring(now = new Date()): Promise<number> {
+    const horizon = new Date(now.getTime() + EXPIRY_WARNING_MS).toISOString();
+    return this.db.transaction().execute(async (trx) => {
+      const expiring = await this.keys.claimExpiring(trx, now.toISOString(), horizon);
+      for (const key of expiring) {
+        await recordEvent(
+          trx,
+          {
+            type: 'api_key.expiring',
+            aggregateType: 'api_key',
+            aggregateId: String(key.id),
+            data: { api_key_id: String(key.id), account_id: String(key.accountId), prefix: key.keyPrefix, name: key.name, expires_at: key.expiresAt },
+          },
+          { ...this.events, requestId: null },
+        );
+      }
+      return expiring.length;
+    });
+  }
 
   /**
    * `grantable` is what the caller may hand out: the owner's role scopes, narrowed to the

@@ -27,5 +27,6 @@ export interface ApiKeyTable {
   expires_at: NullableTimestamp;
   last_used_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
+  expiry_notified_at: NullableTimestamp;
   created_at: Timestamp;
 }
