@@ -133,3 +133,13 @@ describe('text neither database stores faithfully', () => {
     expect(await cheeseCount()).toBe(before);
   });
 });
+
+describe('authentication comes first', () => {
+  it('answers 401, not 422, to an anonymous invalid body, and 401 to an anonymous upload', async () => {
+    const res = await t.http.post('/v2/cheeses', { json: { stinkinessRating: 'very' } });
+    expect(res.status).toBe(401);
+    const data = new FormData();
+    data.append('file', new Blob([new Uint8Array(2 * 1024 * 1024)]), 'big.jpg');
+    expect((await t.http.post('/v2/cheeses/1/uploadImage', { body: data })).status).toBe(401);
+  });
+});

@@ -85,7 +85,7 @@ export const authPlugin = fp<{ resolver: PrincipalResolver }>(async (app: Fastif
     const auth = route.config?.auth;
     if (auth === undefined && route.url.startsWith('/v2')) throw new Error(`route ${route.method} ${route.url} must declare config.auth`);
     if (auth === undefined || auth === 'public') return;
-    const preHandler = async (request: FastifyRequest) => {
+    const authenticate = async (request: FastifyRequest) => {
       const credential = presentedCredential(request);
       if (!credential) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
       if (!admits(auth.schemes, credential)) {
@@ -97,8 +97,10 @@ export const authPlugin = fp<{ resolver: PrincipalResolver }>(async (app: Fastif
         throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
       }
     };
-    const existing = route.preHandler;
-    route.preHandler = existing === undefined ? [preHandler] : [preHandler, ...(Array.isArray(existing) ? existing : [existing])];
+    // onRequest: a caller is turned away before its body is read or validated (401 before 422,
+    // and no anonymous 10 MB upload is ever parsed).
+    const existing = route.onRequest;
+    route.onRequest = (existing === undefined ? [authenticate] : [authenticate, ...(Array.isArray(existing) ? existing : [existing])]) as typeof route.onRequest;
   });
 });
 

@@ -60,7 +60,7 @@ const keyOf = (request: FastifyRequest) => `${request.url}\n${request.headers.ac
 export const readCachePlugin = fp<{ cache: ResponseCache }>(async (app: FastifyInstance, { cache }) => {
   if (cache.ttlMs <= 0) return;
 
-  // Runs after the auth preHandler (which puts itself first), so a hit is never served unauthenticated.
+  // A preHandler: authentication (an onRequest hook) has already passed, so a hit is never served unauthenticated.
   const lookup = async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.method !== 'GET') return;
     const entry = cache.get(keyOf(request), Date.now());

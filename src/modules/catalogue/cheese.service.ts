@@ -3,7 +3,7 @@ import type Type from 'typebox';
 import type { DB } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { ConflictError, NotFoundError, ValidationFailedError } from '../../http/errors.js';
-import { recordEvent, type EventContext } from '../outbox/outbox.writer.js';
+import { recordEvents, type EventContext } from '../outbox/outbox.writer.js';
 import type { CheeseRecord, CheeseRepository } from './cheese.repository.js';
 import type { TaxonomyRepository } from './taxonomy.repository.js';
 import type { ImageRepository } from './image.repository.js';
@@ -129,27 +129,22 @@ export class CheeseService {
     await this.taxonomy.setCheeseTags(trx, cheeseId, await this.taxonomy.ensureTags(trx, stored.tagNames));
     const record = (await this.cheeses.findById(cheeseId, trx))!;
     const [view] = await this.reader.views([record], trx);
-    for (const type of rules.events) {
-      await recordEvent(
-        trx,
-        {
-          type,
-          aggregateType: 'cheese',
-          aggregateId: String(cheeseId),
-          data: {
-            cheese_id: String(cheeseId),
-            slug: view!.slug,
-            name: view!.name,
-            status: view!.status,
-            in_stock: view!.inStock,
-            stock_quantity_kg: view!.stockQuantityKg,
-            price_per_kg: view!.pricePerKg,
-            ...(type === 'cheese.low_stock' ? { low_stock_threshold_kg: this.settings.lowStockGrams / 1000 } : {}),
-          },
-        },
-        { ...this.settings.events, requestId: ctx.requestId },
-      );
-    }
+    const data = {
+      cheese_id: String(cheeseId),
+      slug: view!.slug,
+      name: view!.name,
+      status: view!.status,
+      in_stock: view!.inStock,
+      stock_quantity_kg: view!.stockQuantityKg,
+      price_per_kg: view!.pricePerKg,
+    };
+    const events = rules.events.map((type) => ({
+      type,
+      aggregateType: 'cheese',
+      aggregateId: String(cheeseId),
+      data: type === 'cheese.low_stock' ? { ...data, low_stock_threshold_kg: this.settings.lowStockGrams / 1000 } : data,
+    }));
+    await recordEvents(trx, events, { ...this.settings.events, requestId: ctx.requestId });
     return view!;
   }
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { recordEvent, type EventContext } from '../outbox/outbox.writer.js';
+import { recordEvents, type EventContext } from '../outbox/outbox.writer.js';
 import type { CheeseRepository } from './cheese.repository.js';
 
 /**
@@ -21,18 +21,13 @@ export class SeasonService {
     const yearMonth = `${now.getUTCFullYear()}-${String(month).padStart(2, '0')}`;
     return this.db.transaction().execute(async (trx) => {
       const opened = await this.cheeses.claimSeasonOpenings(trx, month, previous, yearMonth);
-      for (const cheese of opened) {
-        await recordEvent(
-          trx,
-          {
-            type: 'cheese.back_in_stock',
-            aggregateType: 'cheese',
-            aggregateId: String(cheese.id),
-            data: { cheese_id: String(cheese.id), slug: cheese.slug, name: cheese.name, reason: 'season_opened', season_month: month, in_stock: Number(cheese.stock_grams) > 0 },
-          },
-          { ...this.events, requestId: null },
-        );
-      }
+      const events = opened.map((cheese) => ({
+        type: 'cheese.back_in_stock' as const,
+        aggregateType: 'cheese',
+        aggregateId: String(cheese.id),
+        data: { cheese_id: String(cheese.id), slug: cheese.slug, name: cheese.name, reason: 'season_opened', season_month: month, in_stock: Number(cheese.stock_grams) > 0 },
+      }));
+      await recordEvents(trx, events, { ...this.events, requestId: null });
       return opened.length;
     });
   }

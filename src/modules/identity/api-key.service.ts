@@ -5,7 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationFailedError } from '../../http/errors.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
-import { recordEvent, type EventContext } from '../outbox/outbox.writer.js';
+import { recordEvents, type EventContext } from '../outbox/outbox.writer.js';
 import type { KeyEnvironment } from './identity.table.js';
 import type { CredentialResolver, PresentedCredential, Principal } from './principal.js';
 import { hasScope, parseScopes, ROLE_SCOPES, type Role, type Scope } from './scopes.js';
@@ -72,18 +72,13 @@ export class ApiKeyService implements CredentialResolver {
     const horizon = new Date(now.getTime() + EXPIRY_WARNING_MS).toISOString();
     return this.db.transaction().execute(async (trx) => {
       const expiring = await this.keys.claimExpiring(trx, now.toISOString(), horizon);
-      for (const key of expiring) {
-        await recordEvent(
-          trx,
-          {
-            type: 'api_key.expiring',
-            aggregateType: 'api_key',
-            aggregateId: String(key.id),
-            data: { api_key_id: String(key.id), account_id: String(key.accountId), prefix: key.keyPrefix, name: key.name, expires_at: key.expiresAt },
-          },
-          { ...this.events, requestId: null },
-        );
-      }
+      const events = expiring.map((key) => ({
+        type: 'api_key.expiring' as const,
+        aggregateType: 'api_key',
+        aggregateId: String(key.id),
+        data: { api_key_id: String(key.id), account_id: String(key.accountId), prefix: key.keyPrefix, name: key.name, expires_at: key.expiresAt },
+      }));
+      await recordEvents(trx, events, { ...this.events, requestId: null });
       return expiring.length;
     });
   }

@@ -62,3 +62,8 @@ export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context
     .execute();
   return eventId;
 }
+
+/** Several events of one change, in order, in its transaction. */
+export async function recordEvents(trx: Transaction<DB>, events: NewEvent[], context: EventContext): Promise<void> {
+  for (const event of events) await recordEvent(trx, event, context);
+}
