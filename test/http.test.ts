@@ -140,6 +140,9 @@ describe('authentication comes first', () => {
     expect(res.status).toBe(401);
     const data = new FormData();
     data.append('file', new Blob([new Uint8Array(2 * 1024 * 1024)]), 'big.jpg');
-    expect((await t.http.post('/v2/cheeses/1/uploadImage', { body: data })).status).toBe(401);
+    const upload = await t.http.post('/v2/cheeses/1/uploadImage', { body: data });
+    expect(upload.status).toBe(401);
+    // Refused unread: the connection is closed rather than left holding the upload.
+    expect(upload.headers.get('connection')).toBe('close');
   });
 });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ForbiddenError, InvalidRequestError, UnauthorizedError } from './errors.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../modules/identity/principal.js';
@@ -24,6 +24,11 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
 
 function presentedCredential(request: FastifyRequest): PresentedCredential | null {
   const header = request.headers['x-api-key'];
@@ -85,7 +90,17 @@ export const authPlugin = fp<{ resolver: PrincipalResolver }>(async (app: Fastif
     const auth = route.config?.auth;
     if (auth === undefined && route.url.startsWith('/v2')) throw new Error(`route ${route.method} ${route.url} must declare config.auth`);
     if (auth === undefined || auth === 'public') return;
-    const authenticate = async (request: FastifyRequest) => {
+    const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        await authorize(request);
+      } catch (error) {
+        // Refused before its body was read: close the connection rather than leave that body
+        // unread on a keep-alive socket (RFC 9112 §9.6).
+        if (hasBody(request)) reply.header('connection', 'close');
+        throw error;
+      }
+    };
+    const authorize = async (request: FastifyRequest) => {
       const credential = presentedCredential(request);
       if (!credential) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
       if (!admits(auth.schemes, credential)) {
