@@ -192,3 +192,20 @@ describe('CSV of an empty page', () => {
     expect(res.text).toBe(`${['id', 'slug', 'name', 'category', 'photoUrls', 'tags', 'status', 'origin', 'region', 'producer', 'milk', 'pasteurized', 'texture', 'rind', 'agedWeeks', 'ageMonths', 'tastingNotes', 'stinkinessRating', 'servingTempCelsius', 'pairings', 'seasonal', 'availableMonths', 'agingProfile', 'organic', 'pricePerKg', 'inStock', 'stockQuantityKg', 'createdAt', 'updatedAt'].join(',')}\r\n`);
   });
 });
+
+describe('list parameters, comma-separated or repeated', () => {
+  it('reads status and tags either way (OpenAPI explode clients and Form A clients alike)', async () => {
+    const headers = bearer(admin);
+    const comma = await t.http.get('/v2/cheeses/findByStatus?status=pending,sold', { headers });
+    const repeated = await t.http.get('/v2/cheeses/findByStatus?status=pending&status=sold', { headers });
+    expect(repeated.status).toBe(200);
+    expect(repeated.body.map((c: any) => c.id)).toEqual(comma.body.map((c: any) => c.id));
+    expect(comma.body.map((c: any) => c.name)).toEqual(expect.arrayContaining(['Finder Bravo', 'Finder Charlie']));
+
+    const tags = await t.http.get('/v2/cheeses?tags=ash&tags=smoked&fields=name', { headers });
+    expect(tags.body.items.map((c: any) => c.name).sort()).toEqual(['Finder Alpha', 'Finder Bravo']);
+    const deprecated = await t.http.get('/v2/cheeses/findByTags?tags=ash&tags=smoked', { headers });
+    expect(deprecated.headers.get('link')).toBe('</v2/cheeses?tags=ash%2Csmoked>; rel="successor-version"');
+    expect((await t.http.get('/v2/cheeses/findByStatus?status=pending&status=bogus', { headers })).status).toBe(400);
+  });
+});

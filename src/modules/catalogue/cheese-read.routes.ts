@@ -16,11 +16,16 @@ const READ_ANY: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'read:
 const READ_OAUTH: AuthRequirement = { schemes: ['oauth'], scope: 'read:cheeses' };
 const READ_API_KEY: AuthRequirement = { schemes: ['api_key'], scope: 'read:cheeses' };
 const bool = (description: string) => Type.Optional(Type.Boolean({ description }));
+/** Comma-separated (`a,b`, Form A) or repeated (`x=a&x=b`, OpenAPI's explode default): both work. */
+const listParam = (maxLength: number, description: string) =>
+  Type.Union([Type.String({ minLength: 1, maxLength }), Type.Array(Type.String({ minLength: 1, maxLength }), { minItems: 1, maxItems: 20 })], {
+    description: `${description} Comma-separated or repeated.`,
+  });
 
 const ListQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 1000, description: "The previous page's nextCursor, unchanged." })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  status: Type.Optional(Type.String({ maxLength: 100, description: `One or more of ${STATUSES.join(', ')}, comma-separated.` })),
+  status: Type.Optional(listParam(100, `One or more of ${STATUSES.join(', ')}.`)),
   sort: Type.Optional(Type.String({ maxLength: 40, description: 'name (default), createdAt, updatedAt, pricePerKg or agedWeeks; "-" prefix for descending. snake_case accepted.' })),
   order: Type.Optional(Type.Enum(['asc', 'desc'], { description: 'Form B; `sort=-name` equals `sort=name&order=desc`.' })),
   country: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Country of origin, case-insensitive.' })),
@@ -33,7 +38,7 @@ const ListQuery = Type.Object({
   inStock: bool('Only cheeses with (true) or without (false) stock. Alias: in_stock.'),
   in_stock: bool('Alias of inStock.'),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Category name, case-insensitive.' })),
-  tags: Type.Optional(Type.String({ maxLength: 500, description: 'Comma-separated; cheeses with any of them (successor of findByTags).' })),
+  tags: Type.Optional(listParam(500, 'Cheeses with any of these tags (successor of findByTags).')),
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Search name, origin, region and producer; accents, case, hyphens and spaces do not matter.' })),
   fields: Type.Optional(Type.String({ maxLength: 500, description: 'Sparse fieldset, comma-separated, either spelling (`price_per_kg` or `pricePerKg`); `id` is always included.' })),
 });
@@ -96,7 +101,7 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       tags: ['cheeses'],
       operationId: 'findCheesesByStatus',
       summary: 'Cheeses in any of the given statuses (at most 1000; use GET /cheeses?status= to page)',
-      querystring: Type.Object({ status: Type.String({ minLength: 1, maxLength: 100, description: `Comma-separated: ${STATUSES.join(', ')}.` }) }),
+      querystring: Type.Object({ status: listParam(100, `Any of ${STATUSES.join(', ')}.`) }),
       response: { 200: Type.Array(CheeseRef), ...errorResponses(400, 401, 403) },
     },
   }, async (request) => {
@@ -112,14 +117,14 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       operationId: 'findCheesesByTags',
       deprecated: true,
       summary: 'Deprecated: use GET /cheeses?tags=. Cheeses with any of the tags (at most 1000).',
-      querystring: Type.Object({ tags: Type.String({ minLength: 1, maxLength: 500, description: 'Comma-separated tag names.' }) }),
+      querystring: Type.Object({ tags: listParam(500, 'Tag names.') }),
       response: { 200: Type.Array(CheeseRef), ...errorResponses(400, 401, 403) },
     },
   }, async (request, reply) => {
     const filter = buildFilter({ tags: request.query.tags }, STATUSES, tagPattern);
     if (!filter.tags) throw new InvalidRequestError('tags: give at least one tag.', [{ field: 'tags', message: 'is empty' }]);
     reply.header('deprecation', '@1767225600'); // RFC 9745: deprecated since 2026-01-01
-    reply.header('link', `</v2/cheeses?tags=${encodeURIComponent(request.query.tags)}>; rel="successor-version"`);
+    reply.header('link', `</v2/cheeses?tags=${encodeURIComponent(filter.tags.join(','))}>; rel="successor-version"`);
     return reader.findAll(filter);
   });
 

@@ -45,9 +45,9 @@ export function parseSort(sort: string | undefined, order: Direction | undefined
   return { sort: field, direction: descending ? 'desc' : (order ?? 'asc') };
 }
 
-export function parseList<T extends string>(value: string | undefined, allowed?: readonly T[]): T[] | undefined {
+export function parseList<T extends string>(value: string | string[] | undefined, allowed?: readonly T[]): T[] | undefined {
   if (value === undefined) return undefined;
-  const items = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
+  const items = [...new Set((Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean))];
   if (allowed) {
     const bad = items.find((i) => !(allowed as readonly string[]).includes(i));
     if (bad !== undefined) throw new InvalidRequestError(`"${bad.slice(0, 50)}" is not one of ${allowed.join(', ')}.`);
@@ -56,7 +56,7 @@ export function parseList<T extends string>(value: string | undefined, allowed?:
 }
 
 export interface ListQueryInput {
-  status?: string;
+  status?: string | string[];
   country?: string;
   texture?: string;
   milk?: string;
@@ -67,7 +67,7 @@ export interface ListQueryInput {
   in_stock?: boolean;
   inStock?: boolean;
   category?: string;
-  tags?: string;
+  tags?: string | string[];
   q?: string;
 }
 
