@@ -17,6 +17,7 @@ describe('API keys', () => {
     expect(created.headers.get('cache-control')).toBe('no-store');
     expect(created.body.key).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
     expect(created.body).toMatchObject({ name: 'storefront', scopes: ['read:cheeses'], environment: 'test', expiresAt: null });
+    expect(created.body.updatedAt).toBe(created.body.createdAt);
 
     const stored = await t.database.db.selectFrom('api_keys').select(['key_hash', 'key_prefix']).where('id', '=', created.body.id).executeTakeFirstOrThrow();
     expect(stored.key_hash).toBe(hashKey(created.body.key));

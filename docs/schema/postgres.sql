@@ -18,6 +18,7 @@ column api_keys.last_used_at timestamp with time zone
 column api_keys.revoked_at timestamp with time zone
 column api_keys.expiry_notified_at timestamp with time zone
 column api_keys.created_at timestamp with time zone not null
+column api_keys.updated_at timestamp with time zone not null
 column categories.id bigint not null
 column categories.name text not null
 column categories.name_key text not null

@@ -28,6 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     // When api_key.expiring was recorded for this key (once, 7 days ahead).
     .addColumn('expiry_notified_at', t.timestamp)
     .addColumn('created_at', t.timestamp, (c) => c.notNull())
+    .addColumn('updated_at', t.timestamp, (c) => c.notNull())
     .execute();
   await db.schema.createIndex('api_keys_expiry_idx').on('api_keys').columns(['expires_at']).execute();
   await db.schema.createIndex('api_keys_account_idx').on('api_keys').column('account_id').execute();

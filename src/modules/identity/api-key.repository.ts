@@ -14,6 +14,7 @@ export interface ApiKeyRecord {
   expiresAt: string | null;
   lastUsedAt: string | null;
   createdAt: string;
+  updatedAt: string;
 }
 
 export interface ApiKeyOwnerRecord {
@@ -28,7 +29,7 @@ export interface ApiKeyOwnerRecord {
 }
 
 // Never key_hash: it leaves the database only for the equality lookup.
-const PUBLIC_COLUMNS = ['id', 'account_id', 'name', 'key_prefix', 'environment', 'scopes', 'expires_at', 'last_used_at', 'created_at'] as const;
+const PUBLIC_COLUMNS = ['id', 'account_id', 'name', 'key_prefix', 'environment', 'scopes', 'expires_at', 'last_used_at', 'created_at', 'updated_at'] as const;
 
 type PublicRow = {
   id: number;
@@ -40,6 +41,7 @@ type PublicRow = {
   expires_at: Date | string | null;
   last_used_at: Date | string | null;
   created_at: Date | string;
+  updated_at: Date | string;
 };
 
 function toRecord(row: PublicRow): ApiKeyRecord {
@@ -53,6 +55,7 @@ function toRecord(row: PublicRow): ApiKeyRecord {
     expiresAt: toIsoOrNull(row.expires_at),
     lastUsedAt: toIsoOrNull(row.last_used_at),
     createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
   };
 }
 
@@ -114,6 +117,7 @@ export class ApiKeyRepository {
         scopes: input.scopes,
         expires_at: input.expiresAt,
         created_at: input.createdAt,
+        updated_at: input.createdAt,
       })
       .returning(PUBLIC_COLUMNS)
       .executeTakeFirstOrThrow();
@@ -124,7 +128,7 @@ export class ApiKeyRepository {
   async revoke(accountId: number, keyId: number, now: string): Promise<boolean> {
     const result = await this.db
       .updateTable('api_keys')
-      .set({ revoked_at: now })
+      .set({ revoked_at: now, updated_at: now })
       .where('id', '=', keyId)
       .where('account_id', '=', accountId)
       .where('revoked_at', 'is', null)

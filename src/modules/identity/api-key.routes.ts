@@ -20,6 +20,7 @@ function present(record: ApiKeyRecord) {
     expiresAt: record.expiresAt,
     lastUsedAt: record.lastUsedAt,
     createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
   };
 }
 

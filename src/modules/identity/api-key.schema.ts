@@ -13,6 +13,7 @@ export const ApiKey = Type.Object(
     expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Updated at most once a minute.' }),
     createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
   },
   { $id: 'ApiKey' },
 );

@@ -29,4 +29,6 @@ export interface ApiKeyTable {
   revoked_at: NullableTimestamp;
   expiry_notified_at: NullableTimestamp;
   created_at: Timestamp;
+  /** Creation, then revocation: what changes a key's own state (not its use). */
+  updated_at: Timestamp;
 }
