@@ -28,6 +28,7 @@ describe('catalogue read cache', () => {
     const first = await t.http.get(`/v2/cheeses/${id}`, { headers: apiKey(admin) });
     const again = await t.http.get(`/v2/cheeses/${id}`, { headers: apiKey(admin) });
     expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect(again.headers.get('cache-control')).toBe('private, no-cache');
     expect((await t.http.post(`/v2/cheeses/${id}?name=Renamed%20Comt%C3%A9`, { headers: bearer(admin) })).status).toBe(200);
     const after = await t.http.get(`/v2/cheeses/${id}`, { headers: apiKey(admin) });
     expect(after.body.name).toBe('Renamed Comté');

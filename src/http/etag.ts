@@ -16,6 +16,8 @@ export function registerConditionalGet(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || reply.statusCode !== 200) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    // Answers to a credential are the caller's: never kept by a shared cache, always revalidated.
+    if (request.principal && !reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
     // A response replayed from the read cache carries its ETag already.
     const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload);
     reply.header('etag', etag);
