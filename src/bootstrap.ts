@@ -1,7 +1,7 @@
 import type { AppConfig } from './config.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { createServices } from './services.js';
+import type { Services } from './services.js';
 
 export interface BootstrapResult {
   migrations: string[];
@@ -11,9 +11,8 @@ export interface BootstrapResult {
 }
 
 /** First start and every start: migrate, seed an empty catalogue, make sure the first admin exists. */
-export async function bootstrap(config: AppConfig, database: Database, opts: { seed: boolean }): Promise<BootstrapResult> {
+export async function bootstrap(config: AppConfig, database: Database, services: Services, opts: { seed: boolean }): Promise<BootstrapResult> {
   const migrated = await migrateToLatest(database.db as never, database.schema);
-  const services = createServices(config, database);
   const seededCheeses = opts.seed ? await services.seeder.seedIfEmpty() : 0;
   const admin = await services.accounts.ensureAdmin(config.adminUsername, config.adminPassword);
   return {

@@ -7,11 +7,11 @@ import { startBackgroundJobs } from './jobs.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // One database and one set of services serve the bootstrap and then the requests.
   const database = openDatabase(config);
-  const boot = await bootstrap(config, database, { seed: true });
-  await database.close();
-
-  const app = await buildApp(config);
+  const app = await buildApp(config, { database });
+  app.addHook('onClose', () => database.close());
+  const boot = await bootstrap(config, database, app.services, { seed: true });
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after a fatal error');
     else app.log.info({ signal }, 'shutting down');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { apiKey, bearer } from './helpers/http.js';
-import { API_VERSION } from '../src/http/openapi.js';
+import { API_VERSION } from '../src/version.js';
 
 let t: TestApp;
 let auth: Record<string, string>;

@@ -52,7 +52,7 @@ async function run(argv: string[]): Promise<void> {
         return;
       }
       case 'db:seed': {
-        const result = await bootstrap(config, database, { seed: true });
+        const result = await bootstrap(config, database, createServices(config, database), { seed: true });
         console.log(result.seededCheeses ? `seeded ${result.seededCheeses} cheeses` : 'catalogue not empty; nothing seeded');
         if (result.generatedAdminPassword) console.log(`created admin "${result.adminUsername}" with password: ${result.generatedAdminPassword}`);
         return;

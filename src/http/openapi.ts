@@ -5,8 +5,6 @@ import { securityFor } from './auth.js';
 import { SCOPE_DESCRIPTIONS } from '../modules/identity/scopes.js';
 import { API_VERSION } from '../version.js';
 
-export { API_VERSION };
-
 const DESCRIPTION = `The Fromagerie API: an online store for artisanal cheese.
 
 One deployment serves both forms of the interface (the 2.0.0 Petstore-style reference and

@@ -50,8 +50,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...options.config,
   };
   const database = openDatabase({ ...config, poolSize: 4 });
-  await bootstrap(config, database, { seed: options.seed ?? false });
   const app = await buildApp(config, { database, logger: false });
+  await bootstrap(config, database, app.services, { seed: options.seed ?? false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

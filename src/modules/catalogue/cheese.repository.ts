@@ -2,7 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { CheeseStatus } from './catalogue.table.js';
-import { foldCase, monthsToMask, normalizeText, type CheeseDraft } from './cheese.model.js';
+import { foldCase, monthsToMask, normalizeText, slugify, type CheeseDraft } from './cheese.model.js';
 
 export const SORT_FIELDS = ['name', 'createdAt', 'updatedAt', 'pricePerKg', 'agedWeeks'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -219,8 +219,13 @@ export class CheeseRepository {
     return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
   }
 
-  async slugTaken(trx: Transaction<DB>, slug: string): Promise<boolean> {
-    return (await trx.selectFrom('cheeses').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined;
+  /** The name's slug, or its first free `-2`, `-3`… variant; sees rows inserted earlier in `trx`. */
+  async freeSlug(trx: Transaction<DB>, name: string): Promise<string> {
+    const base = slugify(name);
+    for (let n = 1; ; n++) {
+      const candidate = n === 1 ? base : `${base}-${n}`;
+      if (!(await trx.selectFrom('cheeses').select('id').where('slug', '=', candidate).executeTakeFirst())) return candidate;
+    }
   }
 
   async nameTaken(trx: Transaction<DB>, categoryId: number | null, name: string, exceptId: number | null): Promise<boolean> {

@@ -12,7 +12,7 @@ import type { CheeseReadService } from './cheese-read.service.js';
 import type { CheeseInput, CheesePatch, CheeseReplace } from './cheese.schema.js';
 import { applyInput, draftFromView, emptyDraft, type ResolvedRefs } from './cheese.input.js';
 import { isOwnImageUrl } from './cheese.mapper.js';
-import { kgToGrams, slugify, type CheeseDraft, type CheeseView } from './cheese.model.js';
+import { kgToGrams, type CheeseDraft, type CheeseView } from './cheese.model.js';
 import { applyStockRules } from './stock.rules.js';
 import type { CatalogueChanges } from './catalogue-changes.js';
 import type { CheeseStatus } from './catalogue.table.js';
@@ -120,7 +120,7 @@ export class CheeseService {
         cheeseId = before.id;
         await this.cheeses.update(trx, cheeseId, stored, categoryId);
       } else {
-        cheeseId = await this.cheeses.insert(trx, stored, await this.#freeSlug(trx, stored.name), categoryId);
+        cheeseId = await this.cheeses.insert(trx, stored, await this.cheeses.freeSlug(trx, stored.name), categoryId);
       }
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError(`A cheese named "${draft.name}" already exists in that category.`);
@@ -146,14 +146,6 @@ export class CheeseService {
     }));
     await recordEvents(trx, events, { ...this.settings.events, requestId: ctx.requestId });
     return view!;
-  }
-
-  async #freeSlug(trx: Transaction<DB>, name: string): Promise<string> {
-    const base = slugify(name);
-    for (let n = 1; ; n++) {
-      const candidate = n === 1 ? base : `${base}-${n}`;
-      if (!(await this.cheeses.slugTaken(trx, candidate))) return candidate;
-    }
   }
 
   async #require(trx: Transaction<DB>, idOrSlug: string | number): Promise<CheeseRecord> {

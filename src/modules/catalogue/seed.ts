@@ -6,7 +6,6 @@ import { Compile } from 'typebox/compile';
 import type { DB } from '../../db/schema.js';
 import { CheeseInput } from './cheese.schema.js';
 import { applyInput, emptyDraft } from './cheese.input.js';
-import { slugify } from './cheese.model.js';
 import type { CheeseRepository } from './cheese.repository.js';
 import type { TaxonomyRepository } from './taxonomy.repository.js';
 
@@ -57,16 +56,12 @@ export class CatalogueSeeder {
   async seed(records = loadSeedCatalogue()): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       let inserted = 0;
-      const usedSlugs = new Set<string>();
       for (const input of records) {
         const body = input as Parameters<typeof applyInput>[1] & { name: string };
         const draft = applyInput(emptyDraft(body.name), body, { categoryName: (r) => r.name ?? null, tagName: (r) => r.name! });
         const categoryId = draft.categoryName ? await this.taxonomy.ensureCategory(trx, draft.categoryName) : null;
         if (await this.cheeses.nameTaken(trx, categoryId, draft.name, null)) continue;
-        let slug = slugify(draft.name);
-        for (let n = 2; usedSlugs.has(slug) || (await this.cheeses.slugTaken(trx, slug)); n++) slug = `${slugify(draft.name)}-${n}`;
-        usedSlugs.add(slug);
-        const id = await this.cheeses.insert(trx, draft, slug, categoryId);
+        const id = await this.cheeses.insert(trx, draft, await this.cheeses.freeSlug(trx, draft.name), categoryId);
         await this.taxonomy.setCheeseTags(trx, id, await this.taxonomy.ensureTags(trx, draft.tagNames));
         inserted++;
       }

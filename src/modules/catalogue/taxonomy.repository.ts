@@ -7,14 +7,11 @@ import { foldCase } from './cheese.model.js';
 export class TaxonomyRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** Ids beyond 2^53 (valid JSON integers) match nothing, and must not reach PostgreSQL's int8. */
   async categoryNameById(id: number, executor: Kysely<DB> = this.db): Promise<string | undefined> {
-    if (!Number.isSafeInteger(id)) return undefined;
     return (await executor.selectFrom('categories').select('name').where('id', '=', id).executeTakeFirst())?.name;
   }
 
-  async tagNamesByIds(requested: number[], executor: Kysely<DB> = this.db): Promise<Map<number, string>> {
-    const ids = requested.filter((id) => Number.isSafeInteger(id));
+  async tagNamesByIds(ids: number[], executor: Kysely<DB> = this.db): Promise<Map<number, string>> {
     if (ids.length === 0) return new Map();
     const rows = await executor.selectFrom('tags').select(['id', 'name']).where('id', 'in', ids).execute();
     return new Map(rows.map((r) => [r.id, r.name]));
