@@ -16,14 +16,15 @@ export interface TestStorage {
 
 /**
  * A fresh place for one test file's data: a temporary directory (the SQLite file and
- * images), and with TEST_DATABASE_URL a new PostgreSQL schema, dropped afterwards.
+ * images), and with TEST_DATABASE_URL a new PostgreSQL schema, dropped when the whole run
+ * ends (global-setup.ts).
  */
 export async function createTestStorage(): Promise<TestStorage> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fromagerie-test-'));
   if (!POSTGRES_URL) {
     return { dataDir, databaseUrl: undefined, databaseSchema: undefined, dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
   }
-  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const schema = `test_${process.env.FROMAGERIE_TEST_RUN ?? 'adhoc'}_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   await client.query(`create schema ${schema}`);
@@ -32,12 +33,6 @@ export async function createTestStorage(): Promise<TestStorage> {
     dataDir,
     databaseUrl: POSTGRES_URL,
     databaseSchema: schema,
-    dispose: async () => {
-      const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
-      await cleanup.connect();
-      await cleanup.query(`drop schema if exists ${schema} cascade`);
-      await cleanup.end();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
+    dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
   };
 }
