@@ -1,28 +1,21 @@
-import type { FastifyInstance } from 'fastify';
-
-const HOUR_MS = 60 * 60 * 1000;
+import type { FastifyBaseLogger } from 'fastify';
+import type { Job } from './kernel/module.js';
 
 /**
- * Periodic work of one instance: seasonal windows opening, API keys about to expire. Each job is safe to run on every instance at once (the
- * database decides who does the work), so no leader election is needed.
+ * Runs each job at start and then every `everyMs`, until the returned stop function is called.
+ * A failure is logged and the job tries again at its next tick.
  */
-export function startBackgroundJobs(app: FastifyInstance): void {
-  const announceSeasons = () =>
-    app.services.seasons
-      .announceOpenings()
-      .then((count) => count > 0 && app.log.info({ count }, 'announced seasonal windows opening'))
-      .catch((err: unknown) => app.log.error({ err }, 'seasonal announcement failed'));
-  const announceExpiringKeys = () =>
-    app.services.apiKeys
-      .announceExpiring()
-      .then((count) => count > 0 && app.log.info({ count }, 'announced API keys expiring within 7 days'))
-      .catch((err: unknown) => app.log.error({ err }, 'API key expiry announcement failed'));
-  const hourly = () => {
-    void announceSeasons();
-    void announceExpiringKeys();
-  };
-  const timer = setInterval(hourly, HOUR_MS);
-  timer.unref();
-  app.addHook('onClose', async () => clearInterval(timer));
-  hourly();
+export function startJobs(jobs: readonly Job[], log: FastifyBaseLogger): () => void {
+  const timers = jobs.map((job) => {
+    const tick = () =>
+      job
+        .run()
+        .then((count) => count > 0 && log.info({ job: job.name, count }, 'job done'))
+        .catch((err: unknown) => log.error({ err, job: job.name }, 'job failed'));
+    void tick();
+    const timer = setInterval(tick, job.everyMs);
+    timer.unref();
+    return timer;
+  });
+  return () => timers.forEach((timer) => clearInterval(timer));
 }

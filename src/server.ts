@@ -3,7 +3,8 @@ import { buildApp } from './app.js';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
-import { startBackgroundJobs } from './jobs.js';
+import { startJobs } from './jobs.js';
+import { jobsOf } from './modules.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -11,16 +12,17 @@ async function main(): Promise<void> {
   const database = openDatabase(config);
   const app = await buildApp(config, { database });
   app.addHook('onClose', () => database.close());
-  const boot = await bootstrap(config, database, app.services, { seed: true });
+  const boot = await bootstrap(config, database, app.modules, { seed: true });
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after a fatal error');
     else app.log.info({ signal }, 'shutting down');
     await app.close();
   });
-  startBackgroundJobs(app);
+  const stopJobs = startJobs(jobsOf(app.modules), app.log);
+  app.addHook('onClose', async () => stopJobs());
   await app.listen({ port: config.port, host: config.host });
 
-  const base = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${config.port}`;
+  const base = config.publicUrl;
   app.log.info({ database: app.database.location, environment: config.env, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');
   console.log(`\nFromagerie API listening on ${base}/v2  (environment: ${config.env})`);
   console.log(`  Interactive docs:  ${base}/docs`);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { apiKey, bearer } from './helpers/http.js';
-import { hashKey } from '../src/modules/identity/api-key.service.js';
+import { hashKey } from '../src/modules/identity/api-key.resolver.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -145,13 +145,38 @@ describe('api_key.expiring (decisions.md §6)', () => {
 
     const events = async () =>
       (await t.database.db.selectFrom('outbox').select(['type', 'data']).where('type', '=', 'api_key.expiring').execute()).map((e) => JSON.parse(e.data));
-    expect(await t.app.services.apiKeys.announceExpiring()).toBe(1);
-    expect(await t.app.services.apiKeys.announceExpiring()).toBe(0);
+    expect(await t.runJob('api_key.expiring')).toBe(1);
+    expect(await t.runJob('api_key.expiring')).toBe(0);
     expect(await events()).toEqual([{ api_key_id: String(soon.body.id), account_id: expect.any(String), prefix: soon.body.prefix, name: 'soon', expires_at: soon.body.expiresAt }]);
 
     // Four days on, the second key enters its last week, unless it has been revoked.
     expect((await t.http.delete(`/v2/api-keys/${later.body.id}`, { headers: bearer(admin) })).status).toBe(204);
-    expect(await t.app.services.apiKeys.announceExpiring(new Date(Date.now() + 4 * day))).toBe(0);
+    expect(await t.runJob('api_key.expiring', new Date(Date.now() + 4 * day))).toBe(0);
     expect(await events()).toHaveLength(1);
+  });
+});
+
+describe('both X-API-Key and Authorization (clients generated from OpenAPI send every credential)', () => {
+  it('both must be valid; the Authorization credential acts; the same key twice is that key', async () => {
+    const user = await t.key(['admin']);
+    const application = await t.key(['read:cheeses']);
+    const userKeys = (await t.http.get('/v2/api-keys', { headers: bearer(user) })).body.items.map((k: any) => k.id);
+
+    const both = await t.http.get('/v2/api-keys', { headers: { ...bearer(user), ...apiKey(application) } });
+    expect(both.status).toBe(200);
+    expect(both.body.items.map((k: any) => k.id)).toEqual(userKeys);
+
+    // An api_key operation is reached through the X-API-Key even when Authorization carries another kind.
+    expect((await t.http.get('/v2/store/inventory', { headers: { ...bearer(user), ...apiKey(application) } })).status).toBe(200);
+    expect((await t.http.get('/v2/api-keys', { headers: { ...bearer(user), ...apiKey(user) } })).status).toBe(200);
+
+    const revoked = await t.key(['read:cheeses']);
+    const revokedId = (await t.http.get('/v2/api-keys', { headers: bearer(revoked) })).body.items[0].id;
+    expect((await t.http.delete(`/v2/api-keys/${revokedId}`, { headers: bearer(revoked) })).status).toBe(204);
+    for (const headers of [{ ...bearer(user), ...apiKey(revoked) }, { ...bearer(revoked), ...apiKey(user) }]) {
+      const res = await t.http.get('/v2/store/inventory', { headers });
+      expect(res.status).toBe(401);
+      expect(res.body.type).toBe('unauthorized');
+    }
   });
 });

@@ -1,19 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/app.js';
-import { apiKey, bearer } from './helpers/http.js';
+import { createAdminTestApp, type TestApp } from './helpers/app.js';
 
 let t: TestApp;
 let auth: Record<string, string>;
 let read: Record<string, string>;
 beforeAll(async () => {
-  t = await createTestApp();
-  const key = await t.key(['admin']);
-  auth = bearer(key);
-  read = apiKey(key);
+  ({ t, auth, read } = await createAdminTestApp());
 });
 afterAll(() => t.close());
 
-const bulk = (json: unknown) => t.http.post('/v2/cheeses/bulk', { headers: auth, json });
+// Batches with deletes need the confirmation header, as single deletes do.
+const bulk = (json: unknown) => t.http.post('/v2/cheeses/bulk', { headers: { ...auth, 'x-confirm-delete': 'true' }, json });
 const create = async (json: Record<string, unknown>) => {
   const res = await t.http.post('/v2/cheeses', { headers: auth, json });
   expect(res.status).toBe(201);

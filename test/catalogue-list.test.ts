@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { apiKey } from './helpers/http.js';
-import { normalizeText } from '../src/modules/catalogue/cheese.model.js';
+import { foldForSearch } from '../src/kernel/text.js';
 
 /** The seed files themselves are the oracle for counts and order. */
 interface SeedCheese {
@@ -17,7 +17,7 @@ const seed: SeedCheese[] = fs
   .filter((f) => f.endsWith('.json'))
   .flatMap((f) => JSON.parse(fs.readFileSync(path.join(SEED_DIR, f), 'utf8')) as SeedCheese[]);
 const count = (predicate: (c: SeedCheese) => boolean) => seed.filter(predicate).length;
-const byName = (a: string, b: string) => (normalizeText(a) < normalizeText(b) ? -1 : normalizeText(a) > normalizeText(b) ? 1 : 0);
+const byName = (a: string, b: string) => (foldForSearch(a) < foldForSearch(b) ? -1 : foldForSearch(a) > foldForSearch(b) ? 1 : 0);
 
 let t: TestApp;
 let headers: Record<string, string>;

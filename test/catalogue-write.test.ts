@@ -1,16 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/app.js';
-import { apiKey, bearer } from './helpers/http.js';
+import { createAdminTestApp, type TestApp } from './helpers/app.js';
 import { API_VERSION } from '../src/version.js';
 
 let t: TestApp;
 let auth: Record<string, string>;
 let read: Record<string, string>;
 beforeAll(async () => {
-  t = await createTestApp();
-  const key = await t.key(['admin']);
-  auth = bearer(key);
-  read = apiKey(key);
+  ({ t, auth, read } = await createAdminTestApp());
 });
 afterAll(() => t.close());
 

@@ -2,7 +2,7 @@ import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createTestStorage, type TestStorage } from './helpers/database.js';
+import { createTestStorage, processEnvFor, type TestStorage } from './helpers/database.js';
 
 const run = promisify(execFile);
 let storage: TestStorage;
@@ -10,14 +10,7 @@ let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
   storage = await createTestStorage();
-  env = {
-    ...process.env,
-    DATA_DIR: storage.dataDir,
-    LOG_LEVEL: 'warn',
-    ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, DATABASE_SCHEMA: storage.databaseSchema } : {}),
-  };
-  delete env.ADMIN_PASSWORD;
-  delete env.CHEESE_ENV;
+  env = processEnvFor(storage);
 });
 afterAll(() => storage.dispose());
 
@@ -96,7 +89,7 @@ describe('configuration', () => {
 
   it('uses the documented defaults', () => {
     const config = loadConfig({ DATA_DIR: storage.dataDir });
-    expect(config).toMatchObject({ env: 'development', port: 8080, host: '127.0.0.1', adminUsername: 'admin', lowStockThresholdKg: 5, publicUrl: 'http://localhost:8080' });
+    expect(config).toMatchObject({ env: 'development', port: 8080, host: '127.0.0.1', adminUsername: 'admin', lowStockThresholdKg: 5, publicUrl: 'http://127.0.0.1:8080' });
     expect(config.appSecret.length).toBeGreaterThanOrEqual(32);
     expect(loadConfig({ DATA_DIR: storage.dataDir }).appSecret).toBe(config.appSecret);
   });

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { recordEvent } from '../src/modules/outbox/outbox.writer.js';
-import { SeasonService } from '../src/modules/catalogue/season.service.js';
-import { CheeseRepository } from '../src/modules/catalogue/cheese.repository.js';
 import { bearer } from './helpers/http.js';
 
 let t: TestApp;
@@ -55,12 +53,11 @@ describe('seasonal windows (decisions.md §4)', () => {
     expect(created.status).toBe(201);
     const year = await t.http.post('/v2/cheeses', { headers: bearer(admin), json: { name: 'All Year', stockQuantityKg: 20 } });
     expect(year.status).toBe(201);
-    const seasons = new SeasonService(t.database.db, new CheeseRepository(t.database.db, t.database.dialect === 'postgres'), context);
 
-    expect(await seasons.announceOpenings(new Date('2026-10-15T00:00:00Z'))).toBe(0); // open, but it opened in September
-    expect(await seasons.announceOpenings(new Date('2026-09-01T00:00:00Z'))).toBe(1);
-    expect(await seasons.announceOpenings(new Date('2026-09-20T00:00:00Z'))).toBe(0); // already announced this September
-    expect(await seasons.announceOpenings(new Date('2027-09-02T00:00:00Z'))).toBe(1); // next year's opening
+    expect(await t.runJob('cheese.season_opened', new Date('2026-10-15T00:00:00Z'))).toBe(0); // open, but it opened in September
+    expect(await t.runJob('cheese.season_opened', new Date('2026-09-01T00:00:00Z'))).toBe(1);
+    expect(await t.runJob('cheese.season_opened', new Date('2026-09-20T00:00:00Z'))).toBe(0); // already announced this September
+    expect(await t.runJob('cheese.season_opened', new Date('2027-09-02T00:00:00Z'))).toBe(1); // next year's opening
 
     const announced = (await outboxRows()).filter((r) => r.type === 'cheese.back_in_stock');
     expect(announced).toHaveLength(2);

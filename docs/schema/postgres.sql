@@ -6,6 +6,9 @@ column accounts.password_hash text not null
 column accounts.role text not null
 column accounts.created_at timestamp with time zone not null
 column accounts.updated_at timestamp with time zone not null
+column accounts.username_key text not null default ''::text
+column accounts.email_key text
+column accounts.plan text not null default 'free'::text
 column api_keys.id bigint not null
 column api_keys.account_id bigint not null
 column api_keys.name text
@@ -35,7 +38,6 @@ column cheese_images.height integer not null
 column cheese_images.caption text
 column cheese_images.is_primary boolean not null
 column cheese_images.created_at timestamp with time zone not null
-column cheese_images.deleted_at timestamp with time zone
 column cheese_tags.cheese_id bigint not null
 column cheese_tags.tag_id bigint not null
 column cheeses.id bigint not null
@@ -70,6 +72,111 @@ column cheeses.photo_urls text not null default '[]'::text
 column cheeses.season_announced text
 column cheeses.created_at timestamp with time zone not null
 column cheeses.updated_at timestamp with time zone not null
+column customer_addresses.id bigint not null
+column customer_addresses.account_id bigint not null
+column customer_addresses.label text
+column customer_addresses.recipient text
+column customer_addresses.line1 text not null
+column customer_addresses.line2 text
+column customer_addresses.city text not null
+column customer_addresses.region text
+column customer_addresses.postal_code text
+column customer_addresses.country text not null
+column customer_addresses.phone text
+column customer_addresses.is_default boolean not null
+column customer_addresses.created_at timestamp with time zone not null
+column customer_addresses.updated_at timestamp with time zone not null
+column customer_profiles.account_id bigint not null
+column customer_profiles.first_name text
+column customer_profiles.last_name text
+column customer_profiles.phone text
+column customer_profiles.customer_status text not null default 'bronze'::text
+column customer_profiles.favourite_cheese_id bigint
+column customer_profiles.favourite_cheese_name text
+column customer_profiles.preferences text not null default '{}'::text
+column customer_profiles.created_at timestamp with time zone not null
+column customer_profiles.updated_at timestamp with time zone not null
+column idempotency_keys.id bigint not null
+column idempotency_keys.scope text not null
+column idempotency_keys.idempotency_key text not null
+column idempotency_keys.fingerprint text not null
+column idempotency_keys.state text not null
+column idempotency_keys.status_code integer
+column idempotency_keys.response_headers text
+column idempotency_keys.response_body text
+column idempotency_keys.locked_until timestamp with time zone not null
+column idempotency_keys.created_at timestamp with time zone not null
+column idempotency_keys.expires_at timestamp with time zone not null
+column login_sessions.id bigint not null
+column login_sessions.account_id bigint not null
+column login_sessions.expires_at timestamp with time zone not null
+column login_sessions.revoked_at timestamp with time zone
+column login_sessions.created_at timestamp with time zone not null
+column oauth_clients.id bigint not null
+column oauth_clients.client_id text not null
+column oauth_clients.secret_hash text
+column oauth_clients.name text not null
+column oauth_clients.client_type text not null
+column oauth_clients.redirect_uris text not null
+column oauth_clients.grants text not null
+column oauth_clients.scopes text not null
+column oauth_clients.created_by bigint
+column oauth_clients.created_at timestamp with time zone not null
+column oauth_clients.updated_at timestamp with time zone not null
+column oauth_grants.id bigint not null
+column oauth_grants.client_id bigint not null
+column oauth_grants.account_id bigint not null
+column oauth_grants.scopes text not null
+column oauth_grants.revoked_at timestamp with time zone
+column oauth_grants.created_at timestamp with time zone not null
+column oauth_tokens.id bigint not null
+column oauth_tokens.grant_id bigint not null
+column oauth_tokens.kind text not null
+column oauth_tokens.token_hash text not null
+column oauth_tokens.scopes text not null
+column oauth_tokens.redirect_uri text
+column oauth_tokens.code_challenge text
+column oauth_tokens.code_challenge_method text
+column oauth_tokens.expires_at timestamp with time zone not null
+column oauth_tokens.consumed_at timestamp with time zone
+column oauth_tokens.revoked_at timestamp with time zone
+column oauth_tokens.created_at timestamp with time zone not null
+column order_items.id bigint not null
+column order_items.order_id bigint not null
+column order_items.position integer not null
+column order_items.cheese_id bigint
+column order_items.cheese_slug text not null
+column order_items.cheese_name text not null
+column order_items.grams integer not null
+column order_items.price_cents bigint not null
+column order_status_changes.id bigint not null
+column order_status_changes.order_id bigint not null
+column order_status_changes.status text not null
+column order_status_changes.actor text not null
+column order_status_changes.note text
+column order_status_changes.at timestamp with time zone not null
+column orders.id bigint not null
+column orders.account_id bigint
+column orders.status text not null
+column orders.shipping_method text not null
+column orders.shipping_fee_cents bigint not null
+column orders.items_cents bigint not null
+column orders.total_cents bigint not null
+column orders.ship_street text not null
+column orders.ship_city text not null
+column orders.ship_state text
+column orders.ship_zip text
+column orders.ship_country text not null
+column orders.notes text
+column orders.payment_reference text
+column orders.carrier text
+column orders.tracking_number text
+column orders.ship_date timestamp with time zone
+column orders.estimated_delivery timestamp with time zone
+column orders.next_step_at timestamp with time zone
+column orders.event_sequence integer not null
+column orders.created_at timestamp with time zone not null
+column orders.updated_at timestamp with time zone not null
 column outbox.id bigint not null
 column outbox.event_id text not null
 column outbox.type text not null
@@ -79,10 +186,27 @@ column outbox.data text not null
 column outbox.metadata text not null
 column outbox.created_at timestamp with time zone not null
 column outbox.dispatched_at timestamp with time zone
+column subscriptions.id bigint not null
+column subscriptions.account_id bigint not null
+column subscriptions.status text not null
+column subscriptions.grams integer not null
+column subscriptions.shipping_method text not null
+column subscriptions.ship_street text not null
+column subscriptions.ship_city text not null
+column subscriptions.ship_state text
+column subscriptions.ship_zip text
+column subscriptions.ship_country text not null
+column subscriptions.day_of_month integer not null
+column subscriptions.next_order_at timestamp with time zone
+column subscriptions.last_order_id bigint
+column subscriptions.last_problem text
+column subscriptions.created_at timestamp with time zone not null
+column subscriptions.updated_at timestamp with time zone not null
 column tags.id bigint not null
 column tags.name text not null
 column tags.created_at timestamp with time zone not null
 constraint accounts.accounts_pkey PRIMARY KEY (id)
+constraint accounts.accounts_plan_check CHECK ((plan = ANY (ARRAY['free'::text, 'pro'::text, 'enterprise'::text])))
 constraint accounts.accounts_role_check CHECK ((role = ANY (ARRAY['customer'::text, 'admin'::text])))
 constraint accounts.accounts_username_key UNIQUE (username)
 constraint api_keys.api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
@@ -101,14 +225,46 @@ constraint cheeses.cheeses_pkey PRIMARY KEY (id)
 constraint cheeses.cheeses_slug_key UNIQUE (slug)
 constraint cheeses.cheeses_status_check CHECK ((status = ANY (ARRAY['available'::text, 'pending'::text, 'sold'::text])))
 constraint cheeses.cheeses_stock_grams_check CHECK ((stock_grams >= 0))
+constraint customer_addresses.customer_addresses_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint customer_addresses.customer_addresses_pkey PRIMARY KEY (id)
+constraint customer_profiles.customer_profiles_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint customer_profiles.customer_profiles_customer_status_check CHECK ((customer_status = ANY (ARRAY['bronze'::text, 'silver'::text, 'gold'::text, 'platinum'::text])))
+constraint customer_profiles.customer_profiles_favourite_cheese_id_fkey FOREIGN KEY (favourite_cheese_id) REFERENCES cheeses(id) ON DELETE SET NULL
+constraint customer_profiles.customer_profiles_pkey PRIMARY KEY (account_id)
+constraint idempotency_keys.idempotency_keys_pkey PRIMARY KEY (id)
+constraint idempotency_keys.idempotency_keys_scope_key UNIQUE (scope, idempotency_key)
 constraint kysely_migration.kysely_migration_pkey PRIMARY KEY (name)
 constraint kysely_migration_lock.kysely_migration_lock_pkey PRIMARY KEY (id)
+constraint login_sessions.login_sessions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint login_sessions.login_sessions_pkey PRIMARY KEY (id)
+constraint oauth_clients.oauth_clients_client_id_key UNIQUE (client_id)
+constraint oauth_clients.oauth_clients_created_by_fkey FOREIGN KEY (created_by) REFERENCES accounts(id) ON DELETE SET NULL
+constraint oauth_clients.oauth_clients_pkey PRIMARY KEY (id)
+constraint oauth_grants.oauth_grants_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint oauth_grants.oauth_grants_client_id_fkey FOREIGN KEY (client_id) REFERENCES oauth_clients(id) ON DELETE CASCADE
+constraint oauth_grants.oauth_grants_pkey PRIMARY KEY (id)
+constraint oauth_tokens.oauth_tokens_grant_id_fkey FOREIGN KEY (grant_id) REFERENCES oauth_grants(id) ON DELETE CASCADE
+constraint oauth_tokens.oauth_tokens_pkey PRIMARY KEY (id)
+constraint oauth_tokens.oauth_tokens_token_hash_key UNIQUE (token_hash)
+constraint order_items.order_items_cheese_id_fkey FOREIGN KEY (cheese_id) REFERENCES cheeses(id) ON DELETE SET NULL
+constraint order_items.order_items_order_id_fkey FOREIGN KEY (order_id) REFERENCES orders(id) ON DELETE CASCADE
+constraint order_items.order_items_pkey PRIMARY KEY (id)
+constraint order_status_changes.order_status_changes_order_id_fkey FOREIGN KEY (order_id) REFERENCES orders(id) ON DELETE CASCADE
+constraint order_status_changes.order_status_changes_pkey PRIMARY KEY (id)
+constraint orders.orders_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE SET NULL
+constraint orders.orders_pkey PRIMARY KEY (id)
 constraint outbox.outbox_event_id_key UNIQUE (event_id)
 constraint outbox.outbox_pkey PRIMARY KEY (id)
+constraint subscriptions.subscriptions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint subscriptions.subscriptions_account_id_key UNIQUE (account_id)
+constraint subscriptions.subscriptions_last_order_id_fkey FOREIGN KEY (last_order_id) REFERENCES orders(id) ON DELETE SET NULL
+constraint subscriptions.subscriptions_pkey PRIMARY KEY (id)
 constraint tags.tags_name_key UNIQUE (name)
 constraint tags.tags_pkey PRIMARY KEY (id)
+CREATE UNIQUE INDEX accounts_email_key_uq ON accounts USING btree (email_key);
 CREATE UNIQUE INDEX accounts_pkey ON accounts USING btree (id);
 CREATE UNIQUE INDEX accounts_username_key ON accounts USING btree (username);
+CREATE UNIQUE INDEX accounts_username_key_uq ON accounts USING btree (username_key);
 CREATE INDEX api_keys_account_idx ON api_keys USING btree (account_id);
 CREATE INDEX api_keys_expiry_idx ON api_keys USING btree (expires_at);
 CREATE UNIQUE INDEX api_keys_key_hash_key ON api_keys USING btree (key_hash);
@@ -127,8 +283,36 @@ CREATE UNIQUE INDEX cheeses_slug_key ON cheeses USING btree (slug);
 CREATE INDEX cheeses_sort_name_idx ON cheeses USING btree (sort_name, id);
 CREATE INDEX cheeses_status_name_idx ON cheeses USING btree (status, sort_name, id);
 CREATE INDEX cheeses_updated_idx ON cheeses USING btree (updated_at, id);
+CREATE INDEX customer_addresses_account_idx ON customer_addresses USING btree (account_id, id);
+CREATE UNIQUE INDEX customer_addresses_default_uq ON customer_addresses USING btree (account_id) WHERE (is_default = true);
+CREATE UNIQUE INDEX customer_addresses_pkey ON customer_addresses USING btree (id);
+CREATE UNIQUE INDEX customer_profiles_pkey ON customer_profiles USING btree (account_id);
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys USING btree (expires_at);
+CREATE UNIQUE INDEX idempotency_keys_pkey ON idempotency_keys USING btree (id);
+CREATE UNIQUE INDEX idempotency_keys_scope_key ON idempotency_keys USING btree (scope, idempotency_key);
+CREATE INDEX login_sessions_account_idx ON login_sessions USING btree (account_id);
+CREATE INDEX login_sessions_expiry_idx ON login_sessions USING btree (expires_at);
+CREATE UNIQUE INDEX login_sessions_pkey ON login_sessions USING btree (id);
+CREATE UNIQUE INDEX oauth_clients_client_id_key ON oauth_clients USING btree (client_id);
+CREATE UNIQUE INDEX oauth_clients_pkey ON oauth_clients USING btree (id);
+CREATE INDEX oauth_grants_account ON oauth_grants USING btree (account_id);
+CREATE UNIQUE INDEX oauth_grants_pkey ON oauth_grants USING btree (id);
+CREATE INDEX oauth_tokens_grant ON oauth_tokens USING btree (grant_id);
+CREATE UNIQUE INDEX oauth_tokens_pkey ON oauth_tokens USING btree (id);
+CREATE UNIQUE INDEX oauth_tokens_token_hash_key ON oauth_tokens USING btree (token_hash);
+CREATE INDEX order_items_cheese ON order_items USING btree (cheese_id);
+CREATE INDEX order_items_order ON order_items USING btree (order_id, "position");
+CREATE UNIQUE INDEX order_items_pkey ON order_items USING btree (id);
+CREATE INDEX order_status_changes_order ON order_status_changes USING btree (order_id, id);
+CREATE UNIQUE INDEX order_status_changes_pkey ON order_status_changes USING btree (id);
+CREATE INDEX orders_account_created ON orders USING btree (account_id, id);
+CREATE INDEX orders_next_step ON orders USING btree (next_step_at);
+CREATE UNIQUE INDEX orders_pkey ON orders USING btree (id);
 CREATE UNIQUE INDEX outbox_event_id_key ON outbox USING btree (event_id);
 CREATE UNIQUE INDEX outbox_pkey ON outbox USING btree (id);
 CREATE INDEX outbox_undispatched_idx ON outbox USING btree (dispatched_at, id);
+CREATE UNIQUE INDEX subscriptions_account_id_key ON subscriptions USING btree (account_id);
+CREATE INDEX subscriptions_due ON subscriptions USING btree (next_order_at);
+CREATE UNIQUE INDEX subscriptions_pkey ON subscriptions USING btree (id);
 CREATE UNIQUE INDEX tags_name_key ON tags USING btree (name);
 CREATE UNIQUE INDEX tags_pkey ON tags USING btree (id);

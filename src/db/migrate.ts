@@ -1,9 +1,29 @@
 import { Migrator, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import * as initial from './migrations/0001_initial.js';
+import * as dropImageDeletedAt from './migrations/0002_drop_image_deleted_at.js';
+import * as searchTokens from './migrations/0003_search_tokens.js';
+import * as loginSessions from './migrations/0004_login_sessions.js';
+import * as customers from './migrations/0005_customers.js';
+import * as oauthClients from './migrations/0006_oauth_clients.js';
+import * as oauthGrants from './migrations/0007_oauth_grants.js';
+import * as orders from './migrations/0010_orders.js';
+import * as subscriptions from './migrations/0011_subscriptions.js';
+import * as accountPlans from './migrations/0012_account_plans.js';
+import * as idempotencyKeys from './migrations/0013_idempotency_keys.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
-const migrations: Record<string, Migration> = {
+export const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_drop_image_deleted_at': dropImageDeletedAt,
+  '0003_search_tokens': searchTokens,
+  '0004_login_sessions': loginSessions,
+  '0005_customers': customers,
+  '0006_oauth_clients': oauthClients,
+  '0007_oauth_grants': oauthGrants,
+  '0010_orders': orders,
+  '0011_subscriptions': subscriptions,
+  '0012_account_plans': accountPlans,
+  '0013_idempotency_keys': idempotencyKeys,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ForbiddenError, InvalidRequestError, UnauthorizedError } from './errors.js';
-import type { CredentialResolver, PresentedCredential, Principal } from '../modules/identity/principal.js';
-import { hasScope, type Scope } from '../modules/identity/scopes.js';
+import { ForbiddenError, InvalidRequestError, UnauthorizedError } from '../kernel/errors.js';
+import type { ChangeContext } from '../kernel/change-context.js';
+import type { CredentialKind, CredentialResolver, PresentedCredential, Principal, Transport } from '../kernel/principal.js';
+import { hasScope, type Scope } from '../kernel/scopes.js';
 
 /** Interface §5.1 scheme names, as each route of the endpoint table lists them. */
 export type Scheme = 'api_key' | 'oauth' | 'bearer_auth';
@@ -30,31 +31,39 @@ function hasBody(request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-function presentedCredential(request: FastifyRequest): PresentedCredential | null {
+/**
+ * The credentials sent, the one that acts first: `Authorization` (the user's) before
+ * `X-API-Key` (the calling application's). Clients generated from an OpenAPI document send
+ * every credential they were given; the same key in both headers is that one key.
+ */
+function presentedCredentials(request: FastifyRequest): PresentedCredential[] {
   const header = request.headers['x-api-key'];
+  if (header !== undefined && typeof header !== 'string') throw new InvalidRequestError('Send X-API-Key once.');
+  const presented: PresentedCredential[] = [];
   const authorization = request.headers.authorization;
-  if (header !== undefined && authorization !== undefined) {
-    throw new InvalidRequestError('Send one credential: either X-API-Key or Authorization, not both.');
+  if (authorization !== undefined) {
+    const match = BEARER.exec(authorization);
+    if (!match?.[1]) throw new UnauthorizedError('The Authorization header must read "Bearer <token>".');
+    presented.push({ token: match[1], transport: 'bearer' });
   }
-  if (typeof header === 'string') return { token: header.trim(), transport: 'api_key_header' };
-  if (header !== undefined) throw new InvalidRequestError('Send X-API-Key once.');
-  if (authorization === undefined) return null;
-  const match = BEARER.exec(authorization);
-  if (!match?.[1]) throw new UnauthorizedError('The Authorization header must read "Bearer <token>".');
-  return { token: match[1], transport: 'bearer' };
+  if (header !== undefined && header.trim() !== presented[0]?.token) presented.push({ token: header.trim(), transport: 'api_key_header' });
+  return presented;
 }
 
-/** Which credentials a route's schemes admit (decisions.md §6). */
-function admits(schemes: readonly Scheme[], credential: PresentedCredential): boolean {
-  const apiKey = credential.token.startsWith('sk_');
+/**
+ * Whether a route's schemes admit a resolved credential (decisions.md §6), judged by what the
+ * credential turned out to be, never by how its text looks: `api_key` takes API keys however
+ * sent; `oauth` takes any bearer credential; `bearer_auth` takes login tokens only.
+ */
+function admits(schemes: readonly Scheme[], kind: CredentialKind, transport: Transport): boolean {
   return schemes.some((scheme) => {
     switch (scheme) {
       case 'api_key':
-        return apiKey;
+        return kind === 'api_key';
       case 'oauth':
-        return credential.transport === 'bearer';
+        return transport === 'bearer';
       case 'bearer_auth':
-        return credential.transport === 'bearer' && !apiKey;
+        return transport === 'bearer' && kind === 'login_token';
     }
   });
 }
@@ -63,7 +72,7 @@ function describeSchemes(schemes: readonly Scheme[]): string {
   const parts = new Set<string>();
   for (const s of schemes) {
     if (s === 'api_key') parts.add('an API key in X-API-Key or as "Authorization: Bearer sk_…"');
-    if (s === 'oauth') parts.add('a bearer credential (OAuth token, login token or API key) in Authorization');
+    if (s === 'oauth') parts.add('a bearer credential (OAuth access token, login token or API key) in Authorization');
     if (s === 'bearer_auth') parts.add('a login token in "Authorization: Bearer"');
   }
   return [...parts].join(', or ');
@@ -83,7 +92,7 @@ export class PrincipalResolver {
  * Every request's principal is resolved here and nowhere else; each route's `config.auth`
  * is enforced here, and the OpenAPI document reads the same declaration (openapi.ts).
  */
-export const authPlugin = fp<{ resolver: PrincipalResolver }>(async (app: FastifyInstance, { resolver }) => {
+export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: (request: FastifyRequest, reply: FastifyReply) => Promise<void> }>(async (app: FastifyInstance, { resolver, onRejected }) => {
   app.decorateRequest('principal', null);
 
   app.addHook('onRoute', (route) => {
@@ -97,16 +106,20 @@ export const authPlugin = fp<{ resolver: PrincipalResolver }>(async (app: Fastif
         // Refused before its body was read: close the connection rather than leave that body
         // unread on a keep-alive socket (RFC 9112 §9.6).
         if (hasBody(request)) reply.header('connection', 'close');
+        // A refused credential still counts against its address (rate limits): guessing keys is limited too.
+        if (error instanceof UnauthorizedError) await onRejected?.(request, reply);
         throw error;
       }
     };
     const authorize = async (request: FastifyRequest) => {
-      const credential = presentedCredential(request);
-      if (!credential) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
-      if (!admits(auth.schemes, credential)) {
+      const presented = presentedCredentials(request);
+      if (presented.length === 0) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
+      // Every credential sent must be valid, so a client learns that one of them was revoked.
+      const principals = await Promise.all(presented.map((credential) => resolver.resolve(credential)));
+      if (!presented.some((credential, i) => admits(auth.schemes, principals[i]!.credential.kind, credential.transport))) {
         throw new UnauthorizedError(`This operation does not take that kind of credential; send ${describeSchemes(auth.schemes)}.`);
       }
-      const principal = await resolver.resolve(credential);
+      const principal = principals[0]!;
       request.principal = principal;
       if (auth.scope && !hasScope(principal.scopes, auth.scope)) {
         throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
@@ -125,22 +138,24 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** OpenAPI security requirement objects for a declaration (OAS 3.1 allows roles on any scheme). */
+/** Who is asking, under which request id: what a service needs to make a change on the caller's behalf. */
+export function changeContextOf(request: FastifyRequest): ChangeContext {
+  return { requestId: request.id, principal: request.principal };
+}
+
+/**
+ * OpenAPI security requirement objects for a declaration. Scopes are listed on the OAuth
+ * scheme only (Spectral's oas ruleset warns otherwise); the operation's description says
+ * which scope it needs for the others (openapi.ts).
+ */
 export function securityFor(auth: AuthRequirement | 'public' | undefined): Record<string, string[]>[] {
   if (auth === undefined || auth === 'public') return [];
-  const requirements = new Map<string, string[]>();
-  const scopes = auth.scope ? [auth.scope] : [];
+  const schemes = new Set<string>();
   for (const scheme of auth.schemes) {
-    if (scheme === 'api_key') {
-      requirements.set('api_key', scopes);
-      requirements.set('api_key_bearer', scopes);
-    }
-    if (scheme === 'oauth') {
-      requirements.set('cheesy_oauth', scopes);
-      requirements.set('bearer_auth', scopes);
-      requirements.set('api_key_bearer', scopes);
-    }
-    if (scheme === 'bearer_auth') requirements.set('bearer_auth', scopes);
+    if (scheme === 'api_key') schemes.add('api_key').add('api_key_bearer');
+    // Any bearer credential: an OAuth token, a login token, or an API key as a bearer token.
+    if (scheme === 'oauth') schemes.add('cheesy_oauth').add('bearer_auth').add('api_key_bearer');
+    if (scheme === 'bearer_auth') schemes.add('bearer_auth');
   }
-  return [...requirements].map(([name, scopes]) => ({ [name]: scopes }));
+  return [...schemes].map((name) => ({ [name]: name === 'cheesy_oauth' && auth.scope ? [auth.scope] : [] }));
 }

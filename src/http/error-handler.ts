@@ -1,4 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { VISIBLE_TEXT_MESSAGE, VISIBLE_TEXT_PATTERN } from '../kernel/text.js';
+import { undecodableUrl } from './request-guards.js';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -10,7 +12,7 @@ import {
   UnsupportedMediaTypeError,
   ValidationFailedError,
   type FieldError,
-} from './errors.js';
+} from '../kernel/errors.js';
 
 interface AjvError {
   instancePath: string;
@@ -29,7 +31,9 @@ function fieldErrors(errors: AjvError[], part: string): FieldError[] {
     if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
     const field = segments.join('.') || part;
     const message =
-      error.keyword === 'additionalProperties'
+      error.keyword === 'pattern' && error.params.pattern === VISIBLE_TEXT_PATTERN
+        ? VISIBLE_TEXT_MESSAGE
+        : error.keyword === 'additionalProperties'
         ? 'is not a known field'
         : error.keyword === 'required'
           ? 'is required'
@@ -42,7 +46,7 @@ function fieldErrors(errors: AjvError[], part: string): FieldError[] {
   return out;
 }
 
-/** Maps any thrown value to an AppError; anything unknown is a bug and becomes a bare 500. */
+/** The AppError a thrown value stands for, or null for an unknown error (a bug: the caller answers a bare 500). */
 export function toAppError(error: FastifyError & { validation?: AjvError[]; validationContext?: string }): AppError | null {
   if (error instanceof AppError) return error;
   if (error.validation) {
@@ -71,6 +75,7 @@ export function toAppError(error: FastifyError & { validation?: AjvError[]; vali
     case 'FST_PROTO_VIOLATION':
       return new InvalidRequestError('The request body contains a forbidden property name.');
     case 'FST_ERR_BAD_URL':
+      return undecodableUrl('path');
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new InvalidRequestError('The request URL is malformed.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
@@ -110,7 +115,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
         ? [408, 'The request did not arrive in time.']
         : [400, 'The request is not valid HTTP/1.1.'];
   const body = JSON.stringify({ code: status, type: 'invalid_request', message });
-  if (socket.writable) {
+  // Never after (or inside) an answer already on its way: that would corrupt it (a body
+  // stalled after an early 401 times out too). Node's own handler checks the same.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
@@ -127,6 +135,11 @@ function expectationFailed(_request: IncomingMessage, response: ServerResponse):
 export function registerErrorHandling(app: FastifyInstance, allowedMethods: (url: string) => string[]): void {
   app.server.on('checkExpectation', expectationFailed);
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // Under a wildcard route (the docs page's static files) a client error means there is no
+    // file for that path: `send` answers 403 for `../` and 400 for a NUL, which say more.
+    if (!(error instanceof AppError) && request.routeOptions.url?.endsWith('*') && (error.statusCode ?? 500) >= 400 && (error.statusCode ?? 500) < 500) {
+      return sendError(reply, noRoute(request));
+    }
     const appError = toAppError(error);
     if (appError) {
       if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
@@ -143,7 +156,12 @@ export function registerErrorHandling(app: FastifyInstance, allowedMethods: (url
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = allowedMethods(path);
-    if (allowed.length > 0) return sendError(reply, new MethodNotAllowedError(request.method, allowed));
-    return sendError(reply, new NotFoundError(`No route ${request.method} ${path}. The API lives under /v2; see /docs.`));
+    // A route that takes this method but found nothing under it (a static file, say) is a 404.
+    if (allowed.length > 0 && !allowed.includes(request.method)) return sendError(reply, new MethodNotAllowedError(request.method, allowed));
+    return sendError(reply, noRoute(request));
   });
+}
+
+function noRoute(request: FastifyRequest): NotFoundError {
+  return new NotFoundError(`No route ${request.method} ${request.url.split('?')[0] ?? '/'}. The API lives under /v2; see /docs.`);
 }

@@ -9,6 +9,8 @@ export function trackRouteMethods(app: FastifyInstance): (path: string) => strin
   const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
   const methodsByRoute = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
+    // CORS answers preflights on every path: that says nothing about which paths exist.
+    if (route.url === '*' || route.url === '/*') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     let known = methodsByRoute.get(route.url);
     if (!known) {

@@ -2,33 +2,86 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { securityFor } from './auth.js';
-import { SCOPE_DESCRIPTIONS } from '../modules/identity/scopes.js';
 import { API_VERSION } from '../version.js';
+import { SCOPE_DESCRIPTIONS } from '../kernel/scopes.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The request body as the OpenAPI document shows it, for an operation whose body the
+     * route reads itself (multipart uploads): documented, never validated by Ajv.
+     */
+    documentedBody?: object;
+  }
+}
 
 const DESCRIPTION = `The Fromagerie API: an online store for artisanal cheese.
 
 One deployment serves both forms of the interface (the 2.0.0 Petstore-style reference and
 the workflow form) over one data model. Bodies are camelCase; Form B's snake_case names are
-accepted as input aliases where noted. Every error is \`{code, type, message}\` (422 adds
+accepted as input aliases where noted (both spellings at once are refused, as is a
+single-valued query parameter given twice). Every error is \`{code, type, message}\` (422 adds
 \`errors\`). Identifiers in paths accept the integer id or the slug. Every product decision
 is listed in docs/decisions.md of the repository.
 
 Authentication: API keys (\`sk_test_…\` in development and sandbox, \`sk_live_…\` in
-production) in \`X-API-Key\` or \`Authorization: Bearer\`; OAuth 2.0 and login tokens arrive
-in a later release. 401 means the credential is missing or invalid; 403 that it lacks the
-scope.`;
+production) in \`X-API-Key\` or \`Authorization: Bearer\`; login tokens from
+\`POST /customer/login\` as \`Authorization: Bearer\`. Each operation says which it takes
+and which scope it needs. 401 means the credential is missing or invalid; 403 that it lacks
+the scope or the ownership. OAuth 2.0 (\`cheesy_oauth\`): the authorization server is at this
+deployment's root, described by \`/.well-known/oauth-authorization-server\` (RFC 8414): code
+with PKCE (S256, required of public clients), client credentials, refresh tokens (rotated;
+reuse revokes the grant), revocation (RFC 7009), and the implicit grant for clients
+registered for it (RFC 9700 advises against it: prefer code with PKCE). Its access tokens
+(\`oat_…\`) are accepted wherever an operation takes OAuth, with the scopes granted.
 
-export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+Rate limits (decisions.md §7): a token bucket per account by plan (Free 100 requests/hour,
+burst 10; Pro 10,000/hour, burst 100; Enterprise a bucket of 1,000 refilled at 1,000/s), plus
+1,000 requests/minute for authenticated Free and Pro callers; anonymous callers share their
+address's Free budget, and a refused credential counts against it. Sandbox multiplies every
+figure by 10. Every response carries \`RateLimit-Policy\` (e.g. \`"free";q=100;w=3600\`) and
+\`RateLimit\` (\`"free";r=9;t=324\`: what is left of the tightest limit, and in how many seconds
+it is full again), per draft-ietf-httpapi-ratelimit-headers; over a limit, 429 with
+\`Retry-After\`. Logins, sign-ups and the OAuth token endpoint are also limited per address
+and per username (or client). \`/v2/health\` and the documentation are not limited.
+
+Every request (the limits are the defaults): headers within 10 s and the whole request
+within 60 s, else 408; bodies over 1 MiB (images: 10 MB) are 413, before the body is read
+when \`Content-Length\` says so (\`Expect: 100-continue\` is honoured); an answer given
+before the body has arrived closes the connection. At most 100 open connections per client;
+beyond, 503 with \`Retry-After\`. A body that is not JSON (or multipart where images are
+uploaded) is 415; an operation without a request body takes an empty one whatever its
+Content-Type. Unknown query parameters are 400. Integers in paths and queries are plain
+decimal: \`03\`, \`0x3\`, \`1e0\`, \`+3\`, \`-0\` are 400, never another id.`;
+
+const errorRef = { $ref: 'Error#' };
+const BODY_ERRORS: Record<string, { description: string }> = {
+  408: { description: 'The request did not arrive within the time allowed.' },
+  413: { description: 'The body is over the size limit; when `Content-Length` says so, answered before the body is read (and the connection closed).' },
+  415: { description: 'The body is not in a media type this operation takes, declares a charset other than UTF-8, or comes in a content or transfer coding (send it uncompressed: `Accept-Encoding: identity`).' },
+};
+
+export async function registerOpenApi(app: FastifyInstance, _publicUrl: string): Promise<void> {
   await app.register(swagger, {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Fromagerie API', version: API_VERSION, description: DESCRIPTION },
-      servers: [{ url: `${publicUrl}/v2`, description: 'This deployment' }],
+      info: {
+        title: 'Fromagerie API',
+        version: API_VERSION,
+        description: DESCRIPTION,
+        contact: { name: 'Fromagerie API team', email: 'api@fromagerie.example' },
+      },
+      // Relative: the docs page (and any client reading this document) calls the origin it came from.
+      servers: [{ url: '/v2', description: 'This deployment (relative to where this document is served)' }],
       tags: [
         { name: 'cheeses', description: 'The catalogue' },
-        { name: 'store', description: 'Inventory' },
+        { name: 'store', description: 'Inventory and orders (Form A)' },
+        { name: 'orders', description: 'Orders (Form B), their tracking and the sandbox' },
         { name: 'api-keys', description: 'Your API keys' },
+        { name: 'customer', description: 'Customer accounts and login tokens' },
+        { name: 'oauth-clients', description: 'OAuth 2.0 clients, registered by staff' },
+        { name: 'accounts', description: 'Accounts\' rate-limit plans (staff)' },
         { name: 'health', description: 'Operations' },
       ],
       components: {
@@ -38,9 +91,11 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
           bearer_auth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A login token from POST /customer/login.' },
           cheesy_oauth: {
             type: 'oauth2',
+            description: 'OAuth 2.0 at this deployment\'s root (metadata: `/.well-known/oauth-authorization-server`). Clients are registered by staff (`POST /oauth-clients`). Access tokens are `oat_…`, for one hour; refresh tokens rotate.',
             flows: {
-              authorizationCode: { authorizationUrl: `${publicUrl}/oauth/authorize`, tokenUrl: `${publicUrl}/oauth/token`, scopes: SCOPE_DESCRIPTIONS },
-              implicit: { authorizationUrl: `${publicUrl}/oauth/authorize`, scopes: SCOPE_DESCRIPTIONS },
+              authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+              implicit: { authorizationUrl: '/oauth/authorize', scopes: SCOPE_DESCRIPTIONS },
+              clientCredentials: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
             },
           },
         },
@@ -48,9 +103,47 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     },
     // Paths are declared relative to the /v2 server URL.
     transform: ({ schema, url, route }) => {
-      const security = securityFor(route.config?.auth);
+      const auth = route.config?.auth;
       const transformed = { ...(schema as Record<string, unknown>) } as Record<string, unknown>;
-      transformed.security = security;
+      transformed.security = securityFor(auth);
+      if (auth !== undefined && auth !== 'public' && auth.scope) {
+        const needs = `Needs the \`${auth.scope}\` scope.`;
+        transformed.description = transformed.description ? `${String(transformed.description)}\n\n${needs}` : needs;
+      }
+      if (route.config?.documentedBody) transformed.body = route.config.documentedBody;
+      // Every operation refuses unknown query parameters, including those that take none.
+      if (!transformed.querystring && transformed.response) {
+        transformed.response = { 400: { ...errorRef, description: 'Takes no query parameters: any is refused.' }, ...(transformed.response as Record<string, unknown>) };
+      }
+      if (route.config?.idempotent) {
+        const headers = (transformed.headers as { properties?: Record<string, unknown> } | undefined) ?? {};
+        transformed.headers = {
+          type: 'object',
+          ...headers,
+          properties: {
+            ...headers.properties,
+            'Idempotency-Key': {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+              description: 'Makes a retry safe: the same key and request within 24 hours replays the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another request is 422; while the first is still running, 409. Keys belong to the caller.',
+            },
+          },
+        };
+        const responses = { ...(transformed.response as Record<string, unknown>) };
+        responses[409] ??= { ...errorRef, description: 'A request with this Idempotency-Key is still being processed.' };
+        responses[422] ??= { ...errorRef, description: 'Invalid, or the Idempotency-Key was used with another request.' };
+        transformed.response = responses;
+      }
+      // Rate limits apply to every operation but health and the documentation (decisions.md §7).
+      if (transformed.response && !/^\/v2\/(health|openapi\.json)$/.test(url)) {
+        transformed.response = { ...(transformed.response as Record<string, unknown>), 429: { ...errorRef, description: 'Over a rate limit: `Retry-After` says in how many seconds to retry; `RateLimit-Policy` and `RateLimit` (on every response) say which limit and what is left.' } };
+      }
+      if (transformed.body && transformed.response) {
+        const responses = { ...(transformed.response as Record<string, unknown>) };
+        for (const [status, { description }] of Object.entries(BODY_ERRORS)) responses[status] ??= { ...errorRef, description };
+        transformed.response = responses;
+      }
       return { schema: transformed as typeof schema, url: url.replace(/^\/v2/, '') };
     },
   });

@@ -12,53 +12,84 @@ declare module 'fastify' {
 }
 
 const REPLAYED_HEADERS = ['content-type', 'etag', 'link', 'vary', 'x-total-count', 'deprecation'];
-const MAX_ENTRIES = 1000;
-const MAX_PAYLOAD_BYTES = 512 * 1024;
+/** A bookkeeping allowance per entry (Map slots, object headers), so many tiny entries also count. */
+const ENTRY_OVERHEAD_BYTES = 256;
 
 interface Entry {
   payload: string;
   headers: Record<string, string>;
   storedAt: number;
+  bytes: number;
 }
 
 /**
- * Serialised catalogue responses with their ETag, by URL and Accept. Cleared by every
- * committed catalogue write on this instance (CatalogueChanges); `ttlMs` bounds how stale
- * another instance's writes can leave it. Authentication still runs on every request.
+ * Serialised catalogue responses with their ETag, by URL and Accept: a least-recently-used
+ * cache bounded by bytes (`maxBytes`), so no sequence of distinct URLs can grow it past its
+ * budget. Cleared by every committed catalogue write on this instance; `ttlMs` bounds how
+ * stale another instance's writes can leave it. Authentication still runs on every request.
  */
 export class ResponseCache {
+  /** Map order is recency order: a hit moves its entry to the end, eviction takes the front. */
   readonly #entries = new Map<string, Entry>();
   #version = 0;
+  #bytes = 0;
 
-  constructor(readonly ttlMs: number) {}
+  constructor(
+    readonly ttlMs: number,
+    readonly maxBytes: number,
+  ) {}
 
   get version(): number {
     return this.#version;
   }
 
+  /** Bytes held now (payloads, headers, keys and a per-entry allowance); never above maxBytes. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   invalidate(): void {
     this.#version++;
     this.#entries.clear();
+    this.#bytes = 0;
   }
 
-  get(key: string, now: number): Entry | undefined {
+  get(key: string, now: number): Omit<Entry, 'bytes'> | undefined {
     const entry = this.#entries.get(key);
-    if (entry && now - entry.storedAt < this.ttlMs) return entry;
-    if (entry) this.#entries.delete(key);
-    return undefined;
+    if (!entry) return undefined;
+    this.#entries.delete(key);
+    if (now - entry.storedAt >= this.ttlMs) {
+      this.#bytes -= entry.bytes;
+      return undefined;
+    }
+    this.#entries.set(key, entry);
+    return entry;
   }
 
-  set(key: string, entry: Entry): void {
-    if (entry.payload.length > MAX_PAYLOAD_BYTES) return;
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(key, entry);
+  set(key: string, value: Omit<Entry, 'bytes'>): void {
+    const headerBytes = Object.entries(value.headers).reduce((n, [k, v]) => n + k.length + v.length, 0);
+    // Strings are UTF-16 in memory: two bytes a character.
+    const bytes = 2 * (key.length + value.payload.length + headerBytes) + ENTRY_OVERHEAD_BYTES;
+    if (bytes > this.maxBytes / 8) return; // one entry never takes more than an eighth of the budget
+    const previous = this.#entries.get(key);
+    if (previous) {
+      this.#entries.delete(key);
+      this.#bytes -= previous.bytes;
+    }
+    while (this.#bytes + bytes > this.maxBytes) {
+      const [oldestKey, oldest] = this.#entries.entries().next().value!;
+      this.#entries.delete(oldestKey);
+      this.#bytes -= oldest.bytes;
+    }
+    this.#entries.set(key, { ...value, bytes });
+    this.#bytes += bytes;
   }
 }
 
 const keyOf = (request: FastifyRequest) => `${request.url}\n${request.headers.accept ?? ''}`;
 
 export const readCachePlugin = fp<{ cache: ResponseCache }>(async (app: FastifyInstance, { cache }) => {
-  if (cache.ttlMs <= 0) return;
+  if (cache.ttlMs <= 0 || cache.maxBytes <= 0) return;
 
   // A preHandler: authentication (an onRequest hook) has already passed, so a hit is never served unauthenticated.
   const lookup = async (request: FastifyRequest, reply: FastifyReply) => {

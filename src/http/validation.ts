@@ -1,8 +1,8 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ErrorSchema } from './common.schema.js';
-import { InvalidRequestError, ValidationFailedError } from './errors.js';
+import { ErrorSchema, ID_OR_SLUG_PATTERN } from './common.schema.js';
+import { InvalidRequestError, ValidationFailedError } from '../kernel/errors.js';
 
 const base: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false };
 
@@ -15,7 +15,127 @@ export function registerValidation(app: FastifyInstance): void {
   const paramAjv = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
   for (const ajv of [bodyAjv, paramAjv]) ajv.addSchema(ErrorSchema);
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema));
-  app.addHook('preValidation', rejectUnstorableText);
+  // One hook for the four checks: every hook on every request costs a promise and a dispatch.
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      rejectUnstorableText(request);
+      rejectNonCanonicalNumbers(request);
+      rejectUnknownQueryParameters(request);
+      rejectRepeatedSingleValues(request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+}
+
+interface QueryPropertySchema {
+  type?: string;
+  anyOf?: { type?: string }[];
+}
+
+/**
+ * A parameter that takes one value, sent twice (`limit=5&limit=50`, `in_stock=true&in_stock=false`),
+ * is a 400 that says so; validation would only say "must be integer". List parameters
+ * (`status`, `tags`) may repeat.
+ */
+function rejectRepeatedSingleValues(request: FastifyRequest): void {
+  const query = request.query as Record<string, unknown> | undefined;
+  const properties = (request.routeOptions.schema as { querystring?: { properties?: Record<string, QueryPropertySchema> } } | undefined)?.querystring?.properties;
+  if (!query || !properties) return;
+  const takesList = (schema: QueryPropertySchema) => schema.type === 'array' || (schema.anyOf ?? []).some((s) => s.type === 'array');
+  const repeated = Object.keys(query).filter((name) => Array.isArray(query[name]) && properties[name] && !takesList(properties[name]));
+  if (repeated.length === 0) return;
+  throw new InvalidRequestError(`Query parameter${repeated.length > 1 ? 's' : ''} given more than once: ${repeated.join(', ')}; send each once.`, repeated.map((field) => ({ field, message: 'is given more than once' })));
+}
+
+/**
+ * A query parameter the operation does not define is a 400 naming it, never silently
+ * ignored: `?status[]=sold` or a misspelt `?contry=fr` would otherwise return every cheese.
+ */
+function rejectUnknownQueryParameters(request: FastifyRequest): void {
+  if (!request.routeOptions.url?.startsWith('/v2')) return;
+  const query = request.query as Record<string, unknown> | undefined;
+  if (!query) return;
+  const known = (request.routeOptions.schema as { querystring?: { properties?: Record<string, unknown> } } | undefined)?.querystring?.properties ?? {};
+  const unknown = Object.keys(query).filter((name) => !Object.hasOwn(known, name));
+  if (unknown.length === 0) return;
+  const names = unknown.map((name) => name.slice(0, 50));
+  throw new InvalidRequestError(`Unknown query parameter${names.length > 1 ? 's' : ''}: ${names.join(', ')}.`, names.map((field) => ({ field, message: 'is not a known query parameter' })));
+}
+
+const CANONICAL_INTEGER = /^(?:0|-?[1-9][0-9]*)$/;
+const CANONICAL_NUMBER = /^(?!-0(?:\.0+)?$)-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?$/;
+
+interface PropertySchema {
+  type?: string | string[];
+  pattern?: string;
+  anyOf?: PropertySchema[];
+  oneOf?: PropertySchema[];
+  items?: PropertySchema;
+}
+
+/** How Ajv will read a text value of this schema: as a number (and which), as an id or slug, or as text. */
+type Reading = 'integer' | 'number' | 'id' | undefined;
+
+function readingOf(schema: PropertySchema | undefined): Reading {
+  if (!schema) return undefined;
+  if (schema.type === 'integer' || schema.type === 'number') return schema.type;
+  if (schema.pattern === ID_OR_SLUG_PATTERN) return 'id';
+  // A union with a numeric member: Ajv coerces any text that Number() reads (`0x3`, ` 3`) into it.
+  const members = [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(Array.isArray(schema.type) ? schema.type.map((type) => ({ type })) : [])];
+  const readings = members.map(readingOf);
+  if (readings.includes('number')) return 'number';
+  if (readings.includes('integer')) return 'integer';
+  return undefined;
+}
+
+function nonCanonical(value: string, reading: Reading): string | null {
+  switch (reading) {
+    case 'integer':
+      if (!CANONICAL_INTEGER.test(value)) return 'must be a plain decimal integer';
+      return Number.isSafeInteger(Number(value)) ? null : 'must be between -9007199254740991 and 9007199254740991';
+    case 'number':
+      return CANONICAL_NUMBER.test(value) ? null : 'must be a plain decimal number';
+    case 'id':
+      return /^[0-9]+$/.test(value) && !CANONICAL_INTEGER.test(value) ? 'must be a plain decimal integer' : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Path and query numbers arrive as text and Ajv coerces them with JavaScript's Number():
+ * `0x3`, `1e0`, ` 3`, `+3`, `-0` and `03` all became 3 (or 0), so `/api-keys/0x3` revoked key 3.
+ * Only the canonical decimal form is a number here (400 otherwise), checked before coercion,
+ * for every integer or number parameter (alone, in a union, or repeated), and for every
+ * id-or-slug parameter whose value is all digits (`/cheeses/03` is not cheese 3). Integers
+ * beyond 2^53 - 1 are refused too: Number() would round them to another id.
+ */
+function rejectNonCanonicalNumbers(request: FastifyRequest): void {
+  const schema = request.routeOptions.schema as { params?: { properties?: Record<string, PropertySchema> }; querystring?: { properties?: Record<string, PropertySchema> } } | undefined;
+  for (const [part, values, properties] of [
+    ['path parameter', request.params, schema?.params?.properties],
+    ['query parameter', request.query, schema?.querystring?.properties],
+  ] as const) {
+    if (!properties || typeof values !== 'object' || values === null) continue;
+    for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
+      const repeated = Array.isArray(value);
+      const member = repeated ? (properties[name]?.items ?? properties[name]) : properties[name];
+      const reading = readingOf(member);
+      if (reading === undefined) continue;
+      // In a union with text, only what Ajv would turn into a number (Number() reads it) counts.
+      const union = member?.type !== reading && reading !== 'id';
+      for (const text of repeated ? value : [value]) {
+        if (typeof text !== 'string' || (union && (text === '' || Number.isNaN(Number(text))))) continue;
+        const problem = nonCanonical(text, reading);
+        if (problem) {
+          const how = problem.startsWith('must be a plain') ? ' (no "+", exponent, hex, spaces or leading zeros)' : '';
+          throw new InvalidRequestError(`Invalid ${part}: ${name} ${problem}${how}.`, [{ field: name, message: problem }]);
+        }
+      }
+    }
+  }
 }
 
 const UNSTORABLE = 'must not contain U+0000 or unpaired surrogates';
@@ -46,7 +166,7 @@ function unstorablePath(root: unknown): string | null {
 }
 
 /** Checked before validation, so nothing is ever written with such text. */
-async function rejectUnstorableText(request: FastifyRequest): Promise<void> {
+function rejectUnstorableText(request: FastifyRequest): void {
   const inQuery = unstorablePath(request.query);
   if (inQuery !== null) {
     throw new InvalidRequestError(`Invalid query parameter: ${inQuery || 'querystring'} ${UNSTORABLE}.`, [{ field: inQuery || 'querystring', message: UNSTORABLE }]);

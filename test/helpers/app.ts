@@ -3,11 +3,12 @@ import { buildApp } from '../../src/app.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import type { AppConfig, CheeseEnv } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { ROLE_SCOPES, type Role, type Scope } from '../../src/modules/identity/scopes.js';
-import { hashPassword } from '../../src/modules/identity/password.js';
+import type { Role, Scope } from '../../src/kernel/scopes.js';
+import { jobsOf } from '../../src/modules.js';
+import { hashPassword } from '../../src/modules/identity/password.hash.js';
 import { AccountRepository } from '../../src/modules/identity/account.repository.js';
 import { createTestStorage, type TestStorage } from './database.js';
-import { HttpClient } from './http.js';
+import { apiKey, bearer, HttpClient } from './http.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -16,6 +17,8 @@ export interface TestApp {
   http: HttpClient;
   /** An API key of a fresh account of that role with those scopes. */
   key(scopes: Scope[], role?: Role): Promise<string>;
+  /** Runs one of the modules' background jobs now, as the job runner would; returns its count. */
+  runJob(name: string, now?: Date): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -23,6 +26,8 @@ export interface TestAppOptions {
   seed?: boolean;
   env?: CheeseEnv;
   config?: Partial<AppConfig>;
+  /** When given, the app logs at `info` and every line lands here. */
+  logLines?: string[];
 }
 
 let accounts = 0;
@@ -39,20 +44,36 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     databaseSchema: storage.databaseSchema,
     adminUsername: 'admin',
     adminPassword: 'test-admin-password',
-    logLevel: 'silent',
+    logLevel: options.logLines ? 'info' : 'silent',
     publicUrl: 'http://localhost:8080',
     lowStockThresholdKg: 5,
     bodyLimitBytes: 1_048_576,
     trustProxy: false,
     appSecret: 'test-secret-test-secret-test-secret-0123',
     authCacheTtlMs: 5000,
+    loginTokenTtlSeconds: 3600,
+    readCacheMaxBytes: 32 * 1024 * 1024,
+    corsOrigins: [],
+    requestTimeoutMs: 60_000,
+    headersTimeoutMs: 10_000,
+    maxConnectionsPerClient: 0,
+    imageConcurrency: 2,
+    imageQueue: 4,
     readCacheTtlMs: 2000,
+    // Off: tests make many requests; test/rate-limits.test.ts turns them on with its own figures.
+    rateLimits: { enabled: false, free: { perHour: 100, burst: 10 }, pro: { perHour: 10_000, burst: 100 }, enterprise: { perSecond: 1000, burst: 1000 }, perMinute: 1000 },
+    redisUrl: undefined,
+    idempotencyTtlSeconds: 86_400,
+    redisKeyPrefix: `fromagerie-test:${process.pid}:${Math.random().toString(36).slice(2)}:`,
+    // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
+    orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },
     ...options.config,
   };
   const database = openDatabase({ ...config, poolSize: 4 });
-  const app = await buildApp(config, { database, logger: false });
-  await bootstrap(config, database, app.services, { seed: options.seed ?? false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  const logLines = options.logLines;
+  const app = await buildApp(config, logLines ? { database, logStream: { write: (line) => logLines.push(line) } } : { database, logger: false });
+  await bootstrap(config, database, app.modules, { seed: options.seed ?? false });
+  await app.listen({ port: config.port, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const http = new HttpClient(`http://127.0.0.1:${port}`);
@@ -64,9 +85,15 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     database,
     http,
     async key(scopes, role = 'admin') {
-      const account = await accountRepository.create({ username: `user${++accounts}_${process.pid}`, passwordHash, role });
-      const created = await app.services.apiKeys.create({ accountId: account.id, role }, { scopes }, new Set(ROLE_SCOPES[role]));
+      const account = await accountRepository.create(database.db, { username: `user${++accounts}_${process.pid}`, passwordHash, role });
+      if ('taken' in account) throw new Error('test account name taken');
+      const created = await app.modules.identity.provides.apiKeys.create({ accountId: account.id, role }, { scopes }, null);
       return created.key;
+    },
+    runJob(name, now) {
+      const job = jobsOf(app.modules).find((j) => j.name === name);
+      if (!job) throw new Error(`no job named ${name}`);
+      return job.run(now);
     },
     async close() {
       await app.close();
@@ -74,4 +101,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await storage.dispose();
     },
   };
+}
+
+/** An app and one admin key, sent as `Authorization: Bearer` (`auth`) and as `X-API-Key` (`read`). */
+export async function createAdminTestApp(options: TestAppOptions = {}): Promise<{ t: TestApp; auth: Record<string, string>; read: Record<string, string> }> {
+  const t = await createTestApp(options);
+  const key = await t.key(['admin']);
+  return { t, auth: bearer(key), read: apiKey(key) };
 }

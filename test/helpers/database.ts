@@ -36,3 +36,20 @@ export async function createTestStorage(): Promise<TestStorage> {
     dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
   };
 }
+
+/**
+ * The environment the server and the operator CLI run with over this storage, as a user's
+ * shell would give it: the caller's environment with the data directory and database set,
+ * quiet logs, and neither CHEESE_ENV nor ADMIN_PASSWORD unless `extra` sets them.
+ */
+export function processEnvFor(storage: Pick<TestStorage, 'dataDir' | 'databaseUrl' | 'databaseSchema'>, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: storage.dataDir,
+    LOG_LEVEL: 'warn',
+    ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, DATABASE_SCHEMA: storage.databaseSchema } : {}),
+  };
+  delete env.ADMIN_PASSWORD;
+  delete env.CHEESE_ENV;
+  return { ...env, ...extra };
+}

@@ -1,4 +1,5 @@
-import type { Bool, Id, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import { tableColumns } from '../../db/table-columns.js';
+import type { Bool, Id, Timestamp } from '../../db/columns.js';
 
 export type CheeseStatus = 'available' | 'pending' | 'sold';
 
@@ -10,12 +11,24 @@ export interface CategoryTable {
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+export const CATEGORY_COLUMNS = tableColumns<CategoryTable>()({
+  id: 'not null',
+  name: 'not null',
+  name_key: 'not null',
+  created_at: 'not null',
+  updated_at: 'not null',
+});
 
 export interface TagTable {
   id: Id;
   name: string;
   created_at: Timestamp;
 }
+export const TAG_COLUMNS = tableColumns<TagTable>()({
+  id: 'not null',
+  name: 'not null',
+  created_at: 'not null',
+});
 
 export interface CheeseTable {
   id: Id;
@@ -61,11 +74,49 @@ export interface CheeseTable {
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+export const CHEESE_COLUMNS = tableColumns<CheeseTable>()({
+  id: 'not null',
+  slug: 'not null',
+  name: 'not null',
+  name_key: 'not null',
+  sort_name: 'not null',
+  search_text: 'not null',
+  category_id: 'nullable',
+  status: 'not null',
+  origin: 'nullable',
+  origin_key: 'nullable',
+  region: 'nullable',
+  producer: 'nullable',
+  milk: 'nullable',
+  pasteurized: 'nullable',
+  texture: 'nullable',
+  rind: 'nullable',
+  aged_weeks: 'nullable',
+  tasting_notes: 'nullable',
+  stinkiness_rating: 'nullable',
+  serving_temp_min: 'nullable',
+  serving_temp_max: 'nullable',
+  pairings: 'not null',
+  seasonal: 'not null',
+  available_months_mask: 'not null',
+  aging_profile: 'nullable',
+  organic: 'not null',
+  price_cents: 'nullable',
+  stock_grams: 'not null',
+  photo_urls: 'not null',
+  season_announced: 'nullable',
+  created_at: 'not null',
+  updated_at: 'not null',
+});
 
 export interface CheeseTagTable {
   cheese_id: number;
   tag_id: number;
 }
+export const CHEESE_TAG_COLUMNS = tableColumns<CheeseTagTable>()({
+  cheese_id: 'not null',
+  tag_id: 'not null',
+});
 
 export interface CheeseImageTable {
   id: Id;
@@ -79,5 +130,17 @@ export interface CheeseImageTable {
   caption: string | null;
   is_primary: Bool;
   created_at: Timestamp;
-  deleted_at: NullableTimestamp;
 }
+export const CHEESE_IMAGE_COLUMNS = tableColumns<CheeseImageTable>()({
+  id: 'not null',
+  cheese_id: 'not null',
+  storage_key: 'not null',
+  thumbnail_key: 'not null',
+  content_type: 'not null',
+  size_bytes: 'not null',
+  width: 'not null',
+  height: 'not null',
+  caption: 'nullable',
+  is_primary: 'not null',
+  created_at: 'not null',
+});

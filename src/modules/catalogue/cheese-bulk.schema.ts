@@ -18,7 +18,19 @@ export const BulkBody = Type.Object(
     atomic: Type.Optional(Type.Boolean({ default: false, description: 'All operations or none.' })),
     operations: Type.Array(Operation, { minItems: 1, maxItems: MAX_BULK_OPERATIONS }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // Runs as shown from the docs page: a `delete` would also need X-Confirm-Delete and remove a seeded cheese.
+    examples: [
+      {
+        atomic: true,
+        operations: [
+          { op: 'create', cheese: { name: 'Valençay', milk: 'goat', origin: 'France', pricePerKg: 48 } },
+          { op: 'update', id: 'comte-24-mois', cheese: { stock_quantity_kg: 40 } },
+        ],
+      },
+    ],
+  },
 );
 
 const Result = Type.Object({

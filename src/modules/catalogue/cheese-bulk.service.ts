@@ -1,12 +1,14 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { Compile } from 'typebox/compile';
 import type { DB } from '../../db/schema.js';
-import { AppError, ConflictError, ValidationFailedError, type FieldError } from '../../http/errors.js';
+import { AppError, ConflictError, ValidationFailedError, type FieldError } from '../../kernel/errors.js';
 import { CheeseInput, CheesePatch } from './cheese.schema.js';
+import { VISIBLE_TEXT_MESSAGE, VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 import { normalizeAliases } from './cheese.input.js';
-import type { ChangeContext, CheeseService } from './cheese.service.js';
-import type { CheeseView } from './cheese.model.js';
-import type { CatalogueChanges } from './catalogue-changes.js';
+import type { ChangeContext } from '../../kernel/change-context.js';
+import type { CheeseService } from './cheese.service.js';
+import type { CheeseView } from './cheese.schema.js';
+import type { CatalogueChanges } from './catalogue.changes.js';
 
 export interface BulkOperation {
   op: 'create' | 'update' | 'delete';
@@ -46,7 +48,8 @@ function fieldErrorsOf(error: SchemaError, prefix: string): FieldError[] {
   if (error.keyword === 'additionalProperties') return (params.additionalProperties ?? []).map((p) => ({ field: `${at}.${p}`, message: 'is not a known field' }));
   // `additionalProperties: false` also reports each extra property as "schema is false": covered above.
   if (error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')) return [];
-  return [{ field: at, message: error.message }];
+  const pattern = (error.params as { pattern?: string }).pattern;
+  return [{ field: at, message: error.keyword === 'pattern' && pattern === VISIBLE_TEXT_PATTERN ? VISIBLE_TEXT_MESSAGE : error.message }];
 }
 
 /** Validates one operation's payload with the same schemas as the single-item routes. */
@@ -77,7 +80,6 @@ function required<T>(value: T | undefined, index: number, field: string): T {
 
 export class CheeseBulkService {
   constructor(
-    private readonly db: Kysely<DB>,
     private readonly cheeses: CheeseService,
     private readonly changes: CatalogueChanges,
   ) {}
@@ -90,7 +92,7 @@ export class CheeseBulkService {
     const results: BulkResult[] = [];
     for (const [index, operation] of operations.entries()) {
       try {
-        const { result, files } = await this.changes.after(() => this.db.transaction().execute((trx) => this.#apply(trx, operation, index, ctx)));
+        const { result, files } = await this.changes.transaction((trx) => this.#apply(trx, operation, index, ctx));
         await this.cheeses.removeFiles(files);
         results.push(result);
       } catch (error) {
@@ -104,7 +106,7 @@ export class CheeseBulkService {
   async #atomic(operations: BulkOperation[], ctx: ChangeContext): Promise<BulkResult[]> {
     let failure: { index: number; error: AppError } | undefined;
     try {
-      const applied = await this.changes.after(() => this.db.transaction().execute(async (trx) => {
+      const applied = await this.changes.transaction(async (trx) => {
         const done: { result: BulkResult; files: string[] }[] = [];
         for (const [index, operation] of operations.entries()) {
           try {
@@ -115,7 +117,7 @@ export class CheeseBulkService {
           }
         }
         return done;
-      }));
+      });
       await this.cheeses.removeFiles(applied.flatMap((a) => a.files));
       return applied.map((a) => a.result);
     } catch (error) {

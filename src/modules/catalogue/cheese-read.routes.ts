@@ -3,18 +3,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { AuthRequirement } from '../../http/auth.js';
 import { errorResponses, IdParam } from '../../http/common.schema.js';
-import { InvalidRequestError } from '../../http/errors.js';
-import type { Services } from '../../services.js';
+import { InvalidRequestError } from '../../kernel/errors.js';
 import { CheeseList, CheeseRef, Inventory, Milk, Texture } from './cheese.schema.js';
 import { STATUSES, TAG_PATTERN } from './cheese.model.js';
 import { buildFilter, FIELD_NAMES, parseFields, parseList, parseSort, project } from './cheese.query.js';
-import type { CheesePage, ListRequest } from './cheese-read.service.js';
-import { toCsv } from './csv.js';
+import type { CheesePage, CheeseReadService, ListRequest } from './cheese-read.service.js';
+import { toCsv } from './csv.codec.js';
 
 const tagPattern = new RegExp(TAG_PATTERN);
 const READ_ANY: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'read:cheeses' };
 const READ_OAUTH: AuthRequirement = { schemes: ['oauth'], scope: 'read:cheeses' };
 const READ_API_KEY: AuthRequirement = { schemes: ['api_key'], scope: 'read:cheeses' };
+/** Lists answer JSON, or CSV (2.4.0) when Accept prefers it. */
+const PAGE_TYPES = ['application/json', 'text/csv'] as const;
 const bool = (description: string) => Type.Optional(Type.Boolean({ description }));
 /** Comma-separated (`a,b`, Form A) or repeated (`x=a&x=b`, OpenAPI's explode default): both work. */
 const listParam = (maxLength: number, description: string) =>
@@ -49,11 +50,6 @@ const SeasonalQuery = Type.Object({
   month: Type.Optional(Type.Integer({ minimum: 1, maximum: 12, description: 'Month to look at (default: the current month, UTC).' })),
 });
 
-function wantsCsv(request: FastifyRequest): boolean {
-  const accept = request.headers.accept ?? '';
-  return /\btext\/csv\b/i.test(accept) && !/\bapplication\/json\b/i.test(accept.split(',')[0] ?? '');
-}
-
 function nextLink(request: FastifyRequest, cursor: string): string {
   const url = new URL(request.url, 'http://x');
   url.searchParams.set('cursor', cursor);
@@ -63,10 +59,11 @@ function nextLink(request: FastifyRequest, cursor: string): string {
 /** JSON or CSV (2.4.0), with the sparse fieldset applied and a Link to the next page. */
 function sendPage(request: FastifyRequest, reply: FastifyReply, page: CheesePage, fieldsParam: string | undefined) {
   const fields = parseFields(fieldsParam);
-  reply.header('vary', 'Accept, Authorization, X-API-Key');
+  const vary = reply.getHeader('vary');
+  reply.header('vary', [vary, 'Accept, Authorization, X-API-Key'].filter(Boolean).join(', '));
   if (page.nextCursor) reply.header('link', nextLink(request, page.nextCursor));
   const items = page.items.map((item) => project(item, fields));
-  if (wantsCsv(request)) {
+  if (request.representation === 'text/csv') {
     reply.header('x-total-count', String(page.total));
     return reply.type('text/csv; charset=utf-8').send(toCsv(items, fields ?? [...FIELD_NAMES]));
   }
@@ -78,17 +75,16 @@ function listRequest(query: ListQueryType, extraFilter: Partial<ListRequest['fil
   return { filter: { ...buildFilter(query, STATUSES, tagPattern), ...extraFilter }, sort, direction, cursor: query.cursor, limit: query.limit ?? 20 };
 }
 
-export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const reader = services.cheeseReader;
+export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ reader: CheeseReadService }> = async (app, { reader }) => {
   const listResponses = { 200: { ...CheeseList, description: 'A page of cheeses; `Accept: text/csv` returns CSV.' }, ...errorResponses(400, 401, 403) };
 
   app.get('/cheeses', {
-    config: { auth: READ_ANY, readCache: true },
+    config: { auth: READ_ANY, readCache: true, produces: PAGE_TYPES },
     schema: { tags: ['cheeses'], operationId: 'listCheeses', summary: 'List cheeses (keyset pagination, filters, search, CSV)', querystring: ListQuery, response: listResponses },
   }, async (request, reply) => sendPage(request, reply, await reader.list(listRequest(request.query)), request.query.fields));
 
   app.get('/cheeses/seasonal', {
-    config: { auth: READ_ANY, readCache: true },
+    config: { auth: READ_ANY, readCache: true, produces: PAGE_TYPES },
     schema: { tags: ['cheeses'], operationId: 'listSeasonalCheeses', summary: 'Seasonal cheeses available this month (2.4.0)', querystring: SeasonalQuery, response: listResponses },
   }, async (request, reply) => {
     const month = request.query.month ?? new Date().getUTCMonth() + 1;

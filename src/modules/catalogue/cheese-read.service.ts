@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { NotFoundError } from '../../http/errors.js';
 import type { CheeseRepository, CheeseFilter, CheeseRecord, Direction, SortField } from './cheese.repository.js';
 import { sortValueOf } from './cheese.repository.js';
 import type { TaxonomyRepository } from './taxonomy.repository.js';
 import type { ImageRepository } from './image.repository.js';
 import { toView } from './cheese.mapper.js';
-import type { CursorCodec } from './cursor.js';
-import type { CheeseView } from './cheese.model.js';
+import type { CursorCodec } from './cursor.codec.js';
+import type { CheeseView } from './cheese.schema.js';
+import { CheeseNotFoundError } from './cheese.errors.js';
 
 export interface ListRequest {
   filter: CheeseFilter;
@@ -29,56 +29,72 @@ export const FINDER_LIMIT = 1000;
 
 export class CheeseReadService {
   constructor(
-    private readonly cheeses: CheeseRepository,
-    private readonly taxonomy: TaxonomyRepository,
-    private readonly images: ImageRepository,
-    private readonly cursors: CursorCodec,
-    private readonly publicUrl: string,
+    private readonly options: {
+      db: Kysely<DB>;
+      cheeses: CheeseRepository;
+      taxonomy: TaxonomyRepository;
+      images: ImageRepository;
+      cursors: CursorCodec;
+      publicUrl: string;
+    },
   ) {}
 
   /** `{cheeseId}` is an integer id or a slug (decisions.md §2). */
-  async findRecord(idOrSlug: string | number, executor?: Kysely<DB>): Promise<CheeseRecord | undefined> {
+  async findRecord(executor: Kysely<DB>, idOrSlug: string | number): Promise<CheeseRecord | undefined> {
     const text = String(idOrSlug);
-    if (/^[0-9]{1,15}$/.test(text)) return this.cheeses.findById(Number(text), executor);
-    return this.cheeses.findBySlug(text.toLowerCase(), executor);
+    if (/^[0-9]{1,15}$/.test(text)) return this.options.cheeses.findById(executor, Number(text));
+    return this.options.cheeses.findBySlug(executor, text.toLowerCase());
+  }
+
+  /** The record, or CheeseNotFoundError. */
+  async requireRecord(executor: Kysely<DB>, idOrSlug: string | number): Promise<CheeseRecord> {
+    const record = await this.findRecord(executor, idOrSlug);
+    if (!record) throw new CheeseNotFoundError(idOrSlug);
+    return record;
+  }
+
+  /** The stored record, or CheeseNotFoundError: for a write that needs only its id. */
+  require(idOrSlug: string | number): Promise<CheeseRecord> {
+    return this.requireRecord(this.options.db, idOrSlug);
   }
 
   async get(idOrSlug: string | number): Promise<CheeseView> {
-    const record = await this.findRecord(idOrSlug);
-    if (!record) throw new NotFoundError(`Cheese ${String(idOrSlug).slice(0, 120)} not found.`);
-    return (await this.views([record]))[0]!;
+    const { db } = this.options;
+    return (await this.views(db, [await this.requireRecord(db, idOrSlug)]))[0]!;
   }
 
   /** Inside a write, pass its transaction: the new tags are visible only there. */
-  async views(records: CheeseRecord[], executor?: Kysely<DB>): Promise<CheeseView[]> {
+  async views(executor: Kysely<DB>, records: CheeseRecord[]): Promise<CheeseView[]> {
+    const { taxonomy, images, publicUrl } = this.options;
     const ids = records.map((r) => r.id);
-    const tags = await this.taxonomy.tagsOf(ids, executor);
-    const images = await this.images.idsOf(ids, executor);
-    return records.map((r) => toView(r, { tags: tags.get(r.id) ?? [], imageIds: images.get(r.id) ?? [] }, this.publicUrl));
+    const tags = await taxonomy.tagsOf(executor, ids);
+    const imageIds = await images.idsOf(executor, ids);
+    return records.map((r) => toView(r, { tags: tags.get(r.id) ?? [], imageIds: imageIds.get(r.id) ?? [] }, publicUrl));
   }
 
   async list(request: ListRequest): Promise<CheesePage> {
     const binding = JSON.stringify([request.sort, request.direction, request.filter]);
-    const resumed = request.cursor === undefined ? null : this.cursors.decode(request.cursor, binding);
+    const { db, cheeses, cursors } = this.options;
+    const resumed = request.cursor === undefined ? null : cursors.decode(request.cursor, binding);
     // Counting is the one cost that grows with the catalogue: done on a walk's first page only.
     const [{ records, hasMore }, total] = await Promise.all([
-      this.cheeses.page({ filter: request.filter, sort: request.sort, direction: request.direction, after: resumed?.position ?? null, limit: request.limit }),
-      resumed ? resumed.total : this.cheeses.count(request.filter),
+      cheeses.page({ filter: request.filter, sort: request.sort, direction: request.direction, after: resumed?.position ?? null, limit: request.limit }),
+      resumed ? resumed.total : cheeses.count(request.filter),
     ]);
     const last = records.at(-1);
     return {
-      items: await this.views(records),
-      nextCursor: hasMore && last ? this.cursors.encode({ value: sortValueOf(last, request.sort), id: last.id }, total, binding) : null,
+      items: await this.views(db, records),
+      nextCursor: hasMore && last ? cursors.encode({ value: sortValueOf(last, request.sort), id: last.id }, total, binding) : null,
       hasMore,
       total,
     };
   }
 
   async findAll(filter: CheeseFilter): Promise<CheeseView[]> {
-    return this.views(await this.cheeses.findAll(filter, FINDER_LIMIT));
+    return this.views(this.options.db, await this.options.cheeses.findAll(filter, FINDER_LIMIT));
   }
 
   async inventory(): Promise<{ available: number; pending: number; sold: number }> {
-    return { available: 0, pending: 0, sold: 0, ...(await this.cheeses.countByStatus()) };
+    return { available: 0, pending: 0, sold: 0, ...(await this.options.cheeses.countByStatus()) };
   }
 }

@@ -1,7 +1,8 @@
 import type Type from 'typebox';
-import { ValidationFailedError, type FieldError } from '../../http/errors.js';
-import type { CheeseInput, CheesePatch } from './cheese.schema.js';
-import { dollarsToCents, kgToGrams, monthsToWeeks, weeksToMonths, type CheeseDraft, type CheeseView } from './cheese.model.js';
+import { ValidationFailedError, type FieldError } from '../../kernel/errors.js';
+import { hasVisibleText, VISIBLE_TEXT_MESSAGE } from '../../kernel/text.js';
+import type { CheeseInput, CheesePatch, CheeseView } from './cheese.schema.js';
+import { dollarsToCents, isWebUrl, kgToGrams, monthsToWeeks, toExactUnits, weeksToMonths } from './cheese.model.js';
 
 /** Form B's snake_case names, accepted on input (decisions.md §1). */
 export const INPUT_ALIASES: Record<string, string> = {
@@ -31,6 +32,18 @@ export function normalizeAliases(body: unknown): void {
     delete record[alias];
   }
 }
+
+/**
+ * Every writable attribute, resolved and validated: what repositories store. The view's
+ * fields, less those the server derives, with references by name and money and stock in
+ * integer cents and grams.
+ */
+export type CheeseDraft = Omit<CheeseView, 'id' | 'slug' | 'category' | 'tags' | 'ageMonths' | 'pricePerKg' | 'inStock' | 'stockQuantityKg' | 'createdAt' | 'updatedAt'> & {
+  categoryName: string | null;
+  tagNames: string[];
+  priceCents: number | null;
+  stockGrams: number;
+};
 
 type Writable = Type.Static<typeof CheesePatch>;
 type Create = Type.Static<typeof CheeseInput>;
@@ -66,30 +79,13 @@ export function emptyDraft(name: string): CheeseDraft {
 
 /** The current state of a cheese as a draft, so a partial update can be applied on top. */
 export function draftFromView(view: CheeseView): CheeseDraft {
+  const { id: _id, slug: _slug, category, tags, ageMonths: _ageMonths, pricePerKg, inStock: _inStock, stockQuantityKg, createdAt: _c, updatedAt: _u, ...described } = view;
   return {
-    name: view.name,
-    categoryName: view.category?.name ?? null,
-    tagNames: view.tags.map((t) => t.name),
-    photoUrls: view.photoUrls,
-    status: view.status,
-    origin: view.origin,
-    region: view.region,
-    producer: view.producer,
-    milk: view.milk,
-    pasteurized: view.pasteurized,
-    texture: view.texture,
-    rind: view.rind,
-    agedWeeks: view.agedWeeks,
-    tastingNotes: view.tastingNotes,
-    stinkinessRating: view.stinkinessRating,
-    servingTempCelsius: view.servingTempCelsius,
-    pairings: view.pairings,
-    seasonal: view.seasonal,
-    availableMonths: view.availableMonths,
-    agingProfile: view.agingProfile,
-    organic: view.organic,
-    priceCents: view.pricePerKg === null ? null : dollarsToCents(view.pricePerKg),
-    stockGrams: kgToGrams(view.stockQuantityKg),
+    ...described,
+    categoryName: category?.name ?? null,
+    tagNames: tags.map((t) => t.name),
+    priceCents: pricePerKg === null ? null : dollarsToCents(pricePerKg),
+    stockGrams: kgToGrams(stockQuantityKg),
   };
 }
 
@@ -111,7 +107,10 @@ export function applyInput(base: CheeseDraft, input: Writable | Create, refs: Re
   if (input.name !== undefined) draft.name = input.name.trim();
   if (has('category')) draft.categoryName = input.category ? refs.categoryName(input.category) : null;
   if (has('tags')) draft.tagNames = [...new Set((input.tags ?? []).map((t, i) => refs.tagName(t, i)))];
-  if (has('photoUrls')) draft.photoUrls = input.photoUrls ?? [];
+  if (has('photoUrls')) {
+    draft.photoUrls = input.photoUrls ?? [];
+    draft.photoUrls.forEach((url, i) => isWebUrl(url) || errors.push({ field: `photoUrls.${i}`, message: 'must be an absolute http(s) URL (http:// or https://, a host, no credentials)' }));
+  }
   if (has('status')) draft.status = input.status!;
   if (has('origin')) {
     const origin = input.origin;
@@ -131,8 +130,16 @@ export function applyInput(base: CheeseDraft, input: Writable | Create, refs: Re
   }
   if (has('pairings')) draft.pairings = input.pairings ?? [];
   if (has('organic')) draft.organic = input.organic!;
-  if (has('pricePerKg')) draft.priceCents = input.pricePerKg === null || input.pricePerKg === undefined ? null : dollarsToCents(input.pricePerKg);
-  if (has('stockQuantityKg')) draft.stockGrams = kgToGrams(input.stockQuantityKg!);
+  if (has('pricePerKg')) {
+    const cents = input.pricePerKg === null || input.pricePerKg === undefined ? null : toExactUnits(input.pricePerKg, 2);
+    if (cents === null && input.pricePerKg != null) errors.push({ field: 'pricePerKg', message: 'must have at most two decimals (whole cents)' });
+    else draft.priceCents = cents;
+  }
+  if (has('stockQuantityKg')) {
+    const grams = toExactUnits(input.stockQuantityKg!, 3);
+    if (grams === null) errors.push({ field: 'stockQuantityKg', message: 'must have at most three decimals (whole grams)' });
+    else draft.stockGrams = grams;
+  }
 
   if (has('agedWeeks') || has('ageMonths')) {
     const weeks = input.agedWeeks ?? null;
@@ -155,7 +162,8 @@ export function applyInput(base: CheeseDraft, input: Writable | Create, refs: Re
   if (draft.servingTempCelsius && draft.servingTempCelsius.min > draft.servingTempCelsius.max) {
     errors.push({ field: 'servingTempCelsius', message: 'min must not exceed max' });
   }
-  if (draft.name.length === 0) errors.push({ field: 'name', message: 'must not be blank' });
+  // Also the form update's `name`, which arrives as a query parameter, outside the body schema's pattern.
+  if (!hasVisibleText(draft.name)) errors.push({ field: 'name', message: VISIBLE_TEXT_MESSAGE });
   if (errors.length > 0) throw new ValidationFailedError(`The request body is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, errors);
   return draft;
 }

@@ -1,6 +1,7 @@
 import { toBool, toIso } from '../../db/columns.js';
 import type { CheeseRecord } from './cheese.repository.js';
-import { maskToMonths, weeksToMonths, type AgingStage, type CheeseView, type Milk, type Texture } from './cheese.model.js';
+import { maskToMonths, weeksToMonths, type Milk, type Texture } from './cheese.model.js';
+import type { CheeseView } from './cheese.schema.js';
 
 export interface CheeseExtras {
   tags: { id: number; name: string }[];
@@ -41,7 +42,7 @@ export function toView(record: CheeseRecord, extras: CheeseExtras, publicUrl: st
     pairings: JSON.parse(record.pairings) as string[],
     seasonal: toBool(record.seasonal),
     availableMonths: maskToMonths(record.available_months_mask),
-    agingProfile: record.aging_profile === null ? null : (JSON.parse(record.aging_profile) as { stages: AgingStage[] }),
+    agingProfile: record.aging_profile === null ? null : (JSON.parse(record.aging_profile) as CheeseView['agingProfile']),
     organic: toBool(record.organic),
     pricePerKg: record.price_cents === null ? null : Number(record.price_cents) / 100,
     inStock: stockGrams > 0,

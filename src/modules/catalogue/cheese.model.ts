@@ -8,73 +8,6 @@ export type Milk = (typeof MILKS)[number];
 export type Texture = (typeof TEXTURES)[number];
 export const TAG_PATTERN = '^[a-z0-9][a-z0-9-]{0,39}$';
 
-export interface AgingStage {
-  name: string;
-  weeks: number;
-  temperatureC: number;
-  humidityPct: number;
-}
-
-/** A cheese as the API presents it (camelCase, both forms' fields). */
-export interface CheeseView {
-  id: number;
-  slug: string;
-  name: string;
-  category: { id: number; name: string } | null;
-  photoUrls: string[];
-  tags: { id: number; name: string }[];
-  status: CheeseStatus;
-  origin: string | null;
-  region: string | null;
-  producer: string | null;
-  milk: Milk | null;
-  pasteurized: boolean | null;
-  texture: Texture | null;
-  rind: string | null;
-  agedWeeks: number | null;
-  ageMonths: number | null;
-  tastingNotes: string | null;
-  stinkinessRating: number | null;
-  servingTempCelsius: { min: number; max: number } | null;
-  pairings: string[];
-  seasonal: boolean;
-  availableMonths: number[];
-  agingProfile: { stages: AgingStage[] } | null;
-  organic: boolean;
-  pricePerKg: number | null;
-  inStock: boolean;
-  stockQuantityKg: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** Every writable attribute, resolved and validated: what repositories store. */
-export interface CheeseDraft {
-  name: string;
-  categoryName: string | null;
-  tagNames: string[];
-  photoUrls: string[];
-  status: CheeseStatus;
-  origin: string | null;
-  region: string | null;
-  producer: string | null;
-  milk: Milk | null;
-  pasteurized: boolean | null;
-  texture: Texture | null;
-  rind: string | null;
-  agedWeeks: number | null;
-  tastingNotes: string | null;
-  stinkinessRating: number | null;
-  servingTempCelsius: { min: number; max: number } | null;
-  pairings: string[];
-  seasonal: boolean;
-  availableMonths: number[];
-  agingProfile: { stages: AgingStage[] } | null;
-  organic: boolean;
-  priceCents: number | null;
-  stockGrams: number;
-}
-
 /** Stored weeks -> months read back (decisions.md §3). */
 export function weeksToMonths(weeks: number | null): number | null {
   return weeks === null ? null : Math.floor(weeks / WEEKS_PER_MONTH);
@@ -122,10 +55,52 @@ export function maskToMonths(mask: number): number[] {
   return months;
 }
 
+/** Stored grams of a stock read back from a view (`grams / 1000`), exactly. */
 export function kgToGrams(kg: number): number {
-  return Math.round(kg * 1000);
+  return toExactUnits(kg, 3)!;
 }
 
+/** A number as JSON writes it: optional sign, digits, optional fraction, optional exponent. */
+const DECIMAL = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:e([+-][0-9]+))?$/;
+
+/**
+ * `value × 10^decimals` as an exact integer, or null when `value` has more decimals than
+ * that (1.005 dollars is not a whole number of cents; nor is 1e-9): never rounded silently.
+ * Judged on the shortest decimal that reads back as the same double (`String(value)`, what
+ * JSON.stringify writes), in decimal digits rather than float arithmetic, so 0.29 is exactly
+ * 29 cents and 1.000000001 is refused however close it is to a whole cent.
+ */
+export function toExactUnits(value: number, decimals: number): number | null {
+  const match = Number.isFinite(value) ? DECIMAL.exec(String(value)) : null;
+  if (!match) return null;
+  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  const digits = (whole + fraction).replace(/^0+(?=.)/, '');
+  // value = digits × 10^scale, with trailing zeros of digits folded into the scale.
+  const trailingZeros = digits === '0' ? 0 : digits.length - digits.replace(/0+$/, '').length;
+  const scale = Number(exponent) - fraction.length + trailingZeros + decimals;
+  if (scale < 0) return null;
+  const units = BigInt(digits.slice(0, digits.length - trailingZeros) || '0') * 10n ** BigInt(scale);
+  if (units > BigInt(Number.MAX_SAFE_INTEGER)) return null;
+  return Number(sign ? -units : units);
+}
+
+/**
+ * Whether `url` is an absolute http(s) URL with a host and no credentials: what a client may
+ * list in photoUrls. The `//` is required as written, because WHATWG parsing (browsers, `new
+ * URL`) quietly repairs `https:example.com` and `http:/x` into other URLs than the text we
+ * would store; credentials would be published, and browsers refuse to load images with them.
+ */
+export function isWebUrl(url: string): boolean {
+  if (!/^https?:\/\/[^/\\]/i.test(url)) return false;
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '' && parsed.username === '' && parsed.password === '';
+  } catch {
+    return false;
+  }
+}
+
+/** Stored cents of a price read back from a view (`cents / 100`), exactly. */
 export function dollarsToCents(dollars: number): number {
-  return Math.round(dollars * 100);
+  return toExactUnits(dollars, 2)!;
 }

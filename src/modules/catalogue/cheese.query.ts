@@ -1,14 +1,11 @@
-import { InvalidRequestError } from '../../http/errors.js';
+import { InvalidRequestError } from '../../kernel/errors.js';
 import { SORT_FIELDS, type CheeseFilter, type Direction, type SortField } from './cheese.repository.js';
-import { normalizeText, type CheeseView } from './cheese.model.js';
+import { searchTerms } from '../../kernel/text.js';
+import { CHEESE_FIELDS, type CheeseView } from './cheese.schema.js';
 import type { CheeseStatus } from './catalogue.table.js';
 
 /** Response fields selectable with `fields=`, by either spelling. */
-export const FIELD_NAMES: readonly (keyof CheeseView)[] = [
-  'id', 'slug', 'name', 'category', 'photoUrls', 'tags', 'status', 'origin', 'region', 'producer', 'milk', 'pasteurized',
-  'texture', 'rind', 'agedWeeks', 'ageMonths', 'tastingNotes', 'stinkinessRating', 'servingTempCelsius', 'pairings',
-  'seasonal', 'availableMonths', 'agingProfile', 'organic', 'pricePerKg', 'inStock', 'stockQuantityKg', 'createdAt', 'updatedAt',
-];
+export const FIELD_NAMES: readonly (keyof CheeseView)[] = CHEESE_FIELDS;
 const camelCase = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const FIELD_BY_NAME = new Map<string, keyof CheeseView>(FIELD_NAMES.map((f) => [f.toLowerCase(), f]));
 
@@ -71,6 +68,14 @@ export interface ListQueryInput {
   q?: string;
 }
 
+/** Form B's snake_case name and its camelCase alias are one parameter: sending both is a 400, as in bodies. */
+function eitherSpelling<K extends keyof ListQueryInput>(query: ListQueryInput, snake: K, camel: K): ListQueryInput[K] {
+  if (query[snake] !== undefined && query[camel] !== undefined) {
+    throw new InvalidRequestError(`${snake} and ${camel} are the same parameter; send only one.`, [{ field: snake, message: `is the same parameter as ${camel}; send only one` }]);
+  }
+  return query[camel] ?? query[snake];
+}
+
 export function buildFilter(query: ListQueryInput, statuses: readonly CheeseStatus[], tagPattern: RegExp): CheeseFilter {
   const filter: CheeseFilter = {};
   const chosen = parseList(query.status, statuses);
@@ -78,11 +83,11 @@ export function buildFilter(query: ListQueryInput, statuses: readonly CheeseStat
   if (query.country) filter.country = query.country;
   if (query.texture) filter.texture = query.texture;
   if (query.milk) filter.milk = query.milk;
-  const agedMin = query.agedWeeksMin ?? query.aged_weeks_min;
+  const agedMin = eitherSpelling(query, 'aged_weeks_min', 'agedWeeksMin');
   if (agedMin !== undefined) filter.agedWeeksMin = agedMin;
   if (query.organic !== undefined) filter.organic = query.organic;
   if (query.seasonal !== undefined) filter.seasonal = query.seasonal;
-  const inStock = query.inStock ?? query.in_stock;
+  const inStock = eitherSpelling(query, 'in_stock', 'inStock');
   if (inStock !== undefined) filter.inStock = inStock;
   if (query.category) filter.category = query.category;
   const tags = parseList(query.tags);
@@ -92,8 +97,10 @@ export function buildFilter(query: ListQueryInput, statuses: readonly CheeseStat
     filter.tags = tags;
   }
   if (query.q !== undefined) {
-    const terms = normalizeText(query.q).split(' ').filter(Boolean);
-    if (terms.length) filter.terms = terms;
+    const terms = searchTerms(query.q);
+    // A query with nothing to search for must not answer with the whole catalogue.
+    if (terms.length === 0) throw new InvalidRequestError('q: has no searchable word (letters or digits of any script).', [{ field: 'q', message: 'has no searchable word' }]);
+    filter.terms = terms;
   }
   return filter;
 }

@@ -1,8 +1,13 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { foldForSearch } from '../../kernel/text.js';
+import { claimRows, isPostgres } from '../../db/claim.js';
 import { nowIso } from '../../db/columns.js';
-import type { CheeseStatus } from './catalogue.table.js';
-import { foldCase, monthsToMask, normalizeText, slugify, type CheeseDraft } from './cheese.model.js';
+import { columnsExcept } from '../../db/table-columns.js';
+import { CHEESE_COLUMNS, type CheeseStatus } from './catalogue.table.js';
+import { foldCase, monthsToMask, slugify } from './cheese.model.js';
+import type { CheeseDraft } from './cheese.input.js';
+import type { CheeseProfile } from './catalogue.ports.js';
 
 export const SORT_FIELDS = ['name', 'createdAt', 'updatedAt', 'pricePerKg', 'agedWeeks'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -39,19 +44,18 @@ export interface PageRequest {
   limit: number;
 }
 
-/** The stored row, with the category joined in. Explicit columns: see the brief. */
-const CHEESE_COLUMNS = [
-  'c.id', 'c.slug', 'c.name', 'c.sort_name', 'c.category_id', 'c.status', 'c.origin', 'c.region', 'c.producer', 'c.milk',
-  'c.pasteurized', 'c.texture', 'c.rind', 'c.aged_weeks', 'c.tasting_notes', 'c.stinkiness_rating', 'c.serving_temp_min',
-  'c.serving_temp_max', 'c.pairings', 'c.seasonal', 'c.available_months_mask', 'c.aging_profile', 'c.organic',
-  'c.price_cents', 'c.stock_grams', 'c.photo_urls', 'c.created_at', 'c.updated_at',
-] as const;
+/**
+ * The stored row, with the category joined in: every column but the keys kept only for
+ * uniqueness, filtering, search and the season job. Explicit columns (docs/architecture.md):
+ * never `selectAll()`.
+ */
+const RECORD_COLUMNS = columnsExcept(CHEESE_COLUMNS, ['name_key', 'search_text', 'origin_key', 'season_announced']).map((column) => `c.${column}` as const);
 
 function selectCheeses(db: Kysely<DB>) {
   return db
     .selectFrom('cheeses as c')
     .leftJoin('categories as cat', 'cat.id', 'c.category_id')
-    .select([...CHEESE_COLUMNS, 'cat.name as category_name']);
+    .select([...RECORD_COLUMNS, 'cat.name as category_name']);
 }
 
 export type CheeseRecord = Awaited<ReturnType<ReturnType<typeof selectCheeses>['executeTakeFirstOrThrow']>>;
@@ -107,7 +111,7 @@ function filterConditions(eb: ExpressionBuilder<DB & { c: DB['cheeses'] }, 'c'>,
       ),
     );
   }
-  // Terms are normalised to [a-z0-9 ], so they need no LIKE escaping.
+  // Terms hold only letters, digits and their marks (searchTerms): no %, _ or \ to escape in LIKE.
   for (const term of f.terms ?? []) where.push(sql<SqlBool>`c.search_text like ${`%${term}%`}`);
   if (f.availableInMonth !== undefined) {
     where.push(eb('c.seasonal', '=', true));
@@ -117,14 +121,14 @@ function filterConditions(eb: ExpressionBuilder<DB & { c: DB['cheeses'] }, 'c'>,
 }
 
 function searchTextOf(draft: CheeseDraft): string {
-  return normalizeText([draft.name, draft.origin, draft.region, draft.producer].filter(Boolean).join(' '));
+  return foldForSearch([draft.name, draft.origin, draft.region, draft.producer].filter(Boolean).join(' '));
 }
 
 function columnsOf(draft: CheeseDraft, categoryId: number | null) {
   return {
     name: draft.name,
     name_key: foldCase(draft.name),
-    sort_name: normalizeText(draft.name),
+    sort_name: foldForSearch(draft.name),
     search_text: searchTextOf(draft),
     category_id: categoryId,
     status: draft.status,
@@ -153,23 +157,20 @@ function columnsOf(draft: CheeseDraft, categoryId: number | null) {
 }
 
 export class CheeseRepository {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly postgres: boolean,
-  ) {}
+  constructor(private readonly db: Kysely<DB>) {}
 
-  async findById(id: number, trx: Kysely<DB> = this.db): Promise<CheeseRecord | undefined> {
-    return selectCheeses(trx).where('c.id', '=', id).executeTakeFirst();
+  async findById(executor: Kysely<DB>, id: number): Promise<CheeseRecord | undefined> {
+    return selectCheeses(executor).where('c.id', '=', id).executeTakeFirst();
   }
 
-  async findBySlug(slug: string, trx: Kysely<DB> = this.db): Promise<CheeseRecord | undefined> {
-    return selectCheeses(trx).where('c.slug', '=', slug).executeTakeFirst();
+  async findBySlug(executor: Kysely<DB>, slug: string): Promise<CheeseRecord | undefined> {
+    return selectCheeses(executor).where('c.slug', '=', slug).executeTakeFirst();
   }
 
   /** Reads the row and, on PostgreSQL, locks it until the transaction ends (stock read-modify-write). */
   async lockById(trx: Transaction<DB>, id: number): Promise<CheeseRecord | undefined> {
     const query = selectCheeses(trx).where('c.id', '=', id);
-    return (this.postgres ? query.forUpdate('c') : query).executeTakeFirst();
+    return (isPostgres(trx) ? query.forUpdate('c') : query).executeTakeFirst();
   }
 
   async page(request: PageRequest): Promise<{ records: CheeseRecord[]; hasMore: boolean }> {
@@ -256,29 +257,61 @@ export class CheeseRepository {
       .execute();
   }
 
+  async profiles(executor: Kysely<DB>): Promise<CheeseProfile[]> {
+    const rows = await executor
+      .selectFrom('cheeses')
+      .select(['id', 'slug', 'name', 'milk', 'texture', 'origin', 'stinkiness_rating', 'organic', 'status', 'price_cents', 'stock_grams'])
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      slug: row.slug,
+      name: row.name,
+      milk: row.milk,
+      texture: row.texture,
+      origin: row.origin,
+      stinkiness: row.stinkiness_rating,
+      organic: row.organic === true || row.organic === 1,
+      orderable: row.status === 'available' && row.price_cents !== null && Number(row.stock_grams) > 0,
+      pricePerKg: row.price_cents === null ? null : Number(row.price_cents) / 100,
+    }));
+  }
+
+  async orderableIds(executor: Kysely<DB>, minGrams: number, limit: number): Promise<number[]> {
+    const rows = await executor.selectFrom('cheeses').select('id').where('status', '=', 'available').where('price_cents', 'is not', null).where('stock_grams', '>=', minGrams).orderBy('id').limit(limit).execute();
+    return rows.map((row) => Number(row.id));
+  }
+
+  /** Stock and status alone: what orders change, nothing of the description. */
+  async setStock(trx: Transaction<DB>, id: number, stockGrams: number, status: CheeseStatus): Promise<void> {
+    await trx.updateTable('cheeses').set({ stock_grams: stockGrams, status, updated_at: nowIso() }).where('id', '=', id).execute();
+  }
+
+  /** Several rows, locked (PostgreSQL) in id order so that two orders never wait on each other in a cycle. */
+  async lockByIds(trx: Transaction<DB>, ids: readonly number[]): Promise<CheeseRecord[]> {
+    if (ids.length === 0) return [];
+    const query = selectCheeses(trx).where('c.id', 'in', [...ids]).orderBy('c.id');
+    return (isPostgres(trx) ? query.forUpdate('c') : query).execute();
+  }
+
   async delete(trx: Transaction<DB>, id: number): Promise<void> {
     await trx.deleteFrom('cheeses').where('id', '=', id).execute();
   }
 
-  /** Seasonal cheeses whose window includes `month` and whose opening for `yearMonth` is not yet announced. */
-  async claimSeasonOpenings(trx: Transaction<DB>, month: number, previousMonth: number, yearMonth: string): Promise<CheeseRecord[]> {
-    const due = await selectCheeses(trx)
-      .where('c.seasonal', '=', true)
-      .where(sql<SqlBool>`(c.available_months_mask & ${1 << month}) <> 0`)
-      .where(sql<SqlBool>`(c.available_months_mask & ${1 << previousMonth}) = 0`)
-      .where((eb) => eb.or([eb('c.season_announced', 'is', null), eb('c.season_announced', '<>', yearMonth)]))
-      .execute();
-    const claimed: CheeseRecord[] = [];
-    for (const record of due) {
-      // The conditional update makes exactly one instance announce each opening.
-      const result = await trx
-        .updateTable('cheeses')
-        .set({ season_announced: yearMonth })
-        .where('id', '=', record.id)
-        .where((eb) => eb.or([eb('season_announced', 'is', null), eb('season_announced', '<>', yearMonth)]))
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) > 0) claimed.push(record);
-    }
-    return claimed;
+  /**
+   * Seasonal cheeses whose window opens in `month` (it did not include `previousMonth`) and
+   * whose opening for `yearMonth` is not yet announced; each is claimed by exactly one caller.
+   */
+  async claimSeasonOpenings(trx: Transaction<DB>, month: number, previousMonth: number, yearMonth: string) {
+    const due = trx
+      .selectFrom('cheeses')
+      .select('id')
+      .where('seasonal', '=', true)
+      .where(sql<SqlBool>`(available_months_mask & ${1 << month}) <> 0`)
+      .where(sql<SqlBool>`(available_months_mask & ${1 << previousMonth}) = 0`)
+      .where((eb) => eb.or([eb('season_announced', 'is', null), eb('season_announced', '<>', yearMonth)]));
+    return claimRows(trx, due, (ids) =>
+      trx.updateTable('cheeses').set({ season_announced: yearMonth }).where('id', 'in', ids).returning(['id', 'slug', 'name', 'stock_grams']),
+    );
   }
 }

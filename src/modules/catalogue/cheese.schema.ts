@@ -1,8 +1,10 @@
 import Type from 'typebox';
 import { MILKS, STATUSES, TAG_PATTERN, TEXTURES } from './cheese.model.js';
+import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 
 const Nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
-const Text = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength, ...extra });
+/** Human-facing text: never only invisible characters (kernel/text.ts). */
+const Text = (maxLength: number, extra: Record<string, unknown> = {}) => Type.String({ minLength: 1, maxLength, pattern: VISIBLE_TEXT_PATTERN, ...extra });
 
 export const Status = Type.Enum([...STATUSES], { description: 'Listing state. Reaching 0 kg of stock sets `sold`; a restock from 0 sets `available`.' });
 export const Milk = Type.Enum([...MILKS]);
@@ -10,6 +12,7 @@ export const Texture = Type.Enum([...TEXTURES], { description: 'A blue-mould che
 export const TagName = Type.String({ pattern: TAG_PATTERN, description: 'Lower-case kebab-case, e.g. `raw-milk`.' });
 
 export const Category = Type.Object({ id: Type.Integer({ format: 'int64' }), name: Type.String() }, { $id: 'Category' });
+type NamedEntity = Type.Static<typeof Category>;
 export const Tag = Type.Object({ id: Type.Integer({ format: 'int64' }), name: Type.String() }, { $id: 'Tag' });
 
 const AgingStage = Type.Object(
@@ -33,9 +36,9 @@ const cheeseProperties = {
     id: Type.Integer({ format: 'int64', examples: [42] }),
     slug: Type.String({ description: 'URL-safe, unique, derived from the name; usable wherever an id is.', examples: ['comte-24-mois'] }),
     name: Type.String({ examples: ['Comté 24 mois'] }),
-    category: Nullable(Type.Unsafe({ $ref: 'Category#' })),
+    category: Nullable(Type.Unsafe<NamedEntity>({ $ref: 'Category#' })),
     photoUrls: Type.Array(Type.String({ format: 'uri' })),
-    tags: Type.Array(Type.Unsafe({ $ref: 'Tag#' })),
+    tags: Type.Array(Type.Unsafe<NamedEntity>({ $ref: 'Tag#' })),
     status: Status,
     origin: Nullable(Type.String({ description: 'Country of origin.' })),
     region: Nullable(Type.String()),
@@ -61,6 +64,10 @@ const cheeseProperties = {
     updatedAt: Type.String({ format: 'date-time' }),
 };
 export const Cheese = Type.Object(cheeseProperties, { $id: 'Cheese', description: 'A cheese: Form A fields plus Form B attributes in camelCase.' });
+/** A cheese as the API presents it: the type of the schema, so the two cannot disagree. */
+export type CheeseView = Type.Static<typeof Cheese>;
+/** Every field of the resource, in the schema's order (sparse fieldsets, CSV columns). */
+export const CHEESE_FIELDS = Object.keys(cheeseProperties) as (keyof CheeseView)[];
 export const CheeseRef = Type.Unsafe<Type.Static<typeof Cheese>>({ $ref: 'Cheese#' });
 
 const OriginInput = Type.Union([
@@ -72,17 +79,22 @@ const OriginInput = Type.Union([
 ]);
 const NamedRef = Type.Object(
   { id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })), name: Type.Optional(Text(100)) },
-  { additionalProperties: false, description: 'Give `name` (created if new); `id` alone refers to an existing one.' },
+  { additionalProperties: false, description: 'Give `name` (found case-insensitively, created if new); `id` alone refers to an existing one; `id` and `name` together must agree (case aside), else 422: a disagreement never creates one.' },
 );
 const TagRef = Type.Object(
   { id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })), name: Type.Optional(TagName) },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Give `name` (created if new); `id` alone refers to an existing tag; `id` and `name` together must agree, else 422 naming `tags.N`.' },
 );
 
 /** Every field a client may write. */
 export const writableFields = {
   category: Type.Optional(Nullable(NamedRef)),
-  photoUrls: Type.Optional(Type.Array(Type.String({ format: 'uri', maxLength: 2000 }), { maxItems: 20 })),
+  photoUrls: Type.Optional(
+    Type.Array(Type.String({ format: 'uri', maxLength: 2000 }), {
+      maxItems: 20,
+      description: 'Absolute `http://` or `https://` URLs with a host and no credentials; anything else (`javascript:`, `data:`, relative) is a 422 naming `photoUrls.N`. Our own image URLs are ignored: uploads manage them. Alias: photo_urls.',
+    }),
+  ),
   tags: Type.Optional(Type.Array(TagRef, { maxItems: 20 })),
   status: Type.Optional(Status),
   origin: Type.Optional(OriginInput),
@@ -102,8 +114,8 @@ export const writableFields = {
   availableMonths: Type.Optional(Nullable(Months)),
   agingProfile: Type.Optional(Nullable(AgingProfile)),
   organic: Type.Optional(Type.Boolean()),
-  pricePerKg: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100000, description: 'USD, rounded to cents. Alias: price_per_kg.' }))),
-  stockQuantityKg: Type.Optional(Type.Number({ minimum: 0, maximum: 1000000, description: 'Rounded to grams. Alias: stock_quantity_kg.' })),
+  pricePerKg: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100000, description: 'USD, at most two decimals (whole cents): more is a 422, never rounded. Alias: price_per_kg.' }))),
+  stockQuantityKg: Type.Optional(Type.Number({ minimum: 0, maximum: 1000000, description: 'At most three decimals (whole grams): more is a 422, never rounded. Alias: stock_quantity_kg.' })),
 };
 
 export const CheeseInput = Type.Object(
@@ -111,6 +123,20 @@ export const CheeseInput = Type.Object(
   {
     additionalProperties: false,
     description: 'Only `name` is required; `status` defaults to `available`. snake_case names of Form B are accepted as aliases.',
+    examples: [
+      {
+        name: 'Tomme de Chèvre du Berry',
+        category: { name: 'Semi-soft' },
+        tags: [{ name: 'raw-milk' }],
+        milk: 'goat',
+        texture: 'semi-soft',
+        origin: 'France',
+        region: 'Centre-Val de Loire',
+        agedWeeks: 8,
+        pricePerKg: 34.5,
+        stockQuantityKg: 12,
+      },
+    ],
   },
 );
 
@@ -126,7 +152,11 @@ export const CheeseReplace = Type.Object(
     createdAt: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
   },
-  { additionalProperties: false, description: 'Replaces every writable field; omitted optional fields return to their defaults, except stockQuantityKg, which is kept when omitted.' },
+  {
+    additionalProperties: false,
+    description: 'Replaces every writable field; omitted optional fields return to their defaults, except stockQuantityKg, which is kept when omitted.',
+    examples: [{ id: 'tomme-de-chevre-du-berry', name: 'Tomme de Chèvre du Berry', status: 'available', milk: 'goat', texture: 'semi-soft', origin: 'France', pricePerKg: 36 }],
+  },
 );
 
 /** A partial update: the bulk `update` operation. */

@@ -66,20 +66,18 @@ export class ImageRepository {
       .select(COLUMNS)
       .where('id', '=', imageId)
       .where('cheese_id', '=', cheeseId)
-      .where('deleted_at', 'is', null)
       .executeTakeFirst();
     return row ? toRecord(row) : undefined;
   }
 
   /** Primary image first, then in upload order. */
-  async idsOf(cheeseIds: number[], executor: Kysely<DB> = this.db): Promise<Map<number, number[]>> {
+  async idsOf(executor: Kysely<DB>, cheeseIds: number[]): Promise<Map<number, number[]>> {
     const result = new Map<number, number[]>();
     if (cheeseIds.length === 0) return result;
     const rows = await executor
       .selectFrom('cheese_images')
       .select(['cheese_id', 'id'])
       .where('cheese_id', 'in', cheeseIds)
-      .where('deleted_at', 'is', null)
       .orderBy('cheese_id')
       .orderBy('is_primary', 'desc')
       .orderBy('id')

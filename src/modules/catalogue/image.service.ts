@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import sharp from 'sharp';
 import { fileTypeFromBuffer } from 'file-type';
-import type { DB } from '../../db/schema.js';
-import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationFailedError } from '../../http/errors.js';
+import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationFailedError } from '../../kernel/errors.js';
 import type { ImageRepository, ImageRecord } from './image.repository.js';
+import { isForeignKeyViolation } from '../../db/errors.js';
+import { CheeseNotFoundError } from './cheese.errors.js';
 import type { ImageStorage } from './image.storage.js';
 import type { CheeseReadService } from './cheese-read.service.js';
 import { imageUrl } from './cheese.mapper.js';
-import type { CatalogueChanges } from './catalogue-changes.js';
+import type { CatalogueChanges } from './catalogue.changes.js';
 
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Decoded size limit: a 10 MB file may not unpack into gigabytes (decompression bombs). */
@@ -30,18 +30,18 @@ export interface UploadedImage {
 }
 
 export class ImageService {
+  private readonly images: ImageRepository;
+  private readonly storage: ImageStorage;
+
   constructor(
-    private readonly db: Kysely<DB>,
-    private readonly images: ImageRepository,
-    private readonly storage: ImageStorage,
-    private readonly reader: CheeseReadService,
-    private readonly changes: CatalogueChanges,
-    private readonly publicUrl: string,
-  ) {}
+    private readonly options: { images: ImageRepository; storage: ImageStorage; reader: CheeseReadService; changes: CatalogueChanges; publicUrl: string },
+  ) {
+    this.images = options.images;
+    this.storage = options.storage;
+  }
 
   async upload(cheeseIdOrSlug: string, bytes: Buffer, options: { caption: string | null; isPrimary: boolean }): Promise<UploadedImage> {
-    const cheese = await this.reader.findRecord(cheeseIdOrSlug);
-    if (!cheese) throw new NotFoundError(`Cheese ${cheeseIdOrSlug.slice(0, 120)} not found.`);
+    const cheese = await this.options.reader.require(cheeseIdOrSlug);
     if (bytes.length > MAX_IMAGE_BYTES) throw new PayloadTooLargeError('Images may be at most 10 MB.');
     // The bytes decide, never the declared Content-Type or file name.
     const detected = await fileTypeFromBuffer(bytes);
@@ -57,16 +57,16 @@ export class ImageService {
     await this.storage.put(thumbnailKey, thumbnail);
     let record: ImageRecord;
     try {
-      record = await this.changes.after(() =>
-        this.db.transaction().execute((trx) =>
-          this.images.insert(trx, { cheeseId: cheese.id, storageKey, thumbnailKey, contentType, sizeBytes: image.length, width, height, caption: options.caption, isPrimary: options.isPrimary }),
-        ),
+      record = await this.options.changes.transaction((trx) =>
+        this.images.insert(trx, { cheeseId: cheese.id, storageKey, thumbnailKey, contentType, sizeBytes: image.length, width, height, caption: options.caption, isPrimary: options.isPrimary }),
       );
     } catch (error) {
       await Promise.all([this.storage.delete(storageKey), this.storage.delete(thumbnailKey)]).catch(() => undefined);
+      // The cheese was deleted while its image was being processed.
+      if (isForeignKeyViolation(error)) throw new CheeseNotFoundError(cheese.id);
       throw error;
     }
-    const url = imageUrl(this.publicUrl, cheese.id, record.id);
+    const url = imageUrl(this.options.publicUrl, cheese.id, record.id);
     return { id: record.id, imageUrl: url, thumbnailUrl: `${url}/thumbnail`, size: record.sizeBytes, contentType, width, height, caption: record.caption, isPrimary: record.isPrimary };
   }
 

@@ -1,5 +1,5 @@
 import type { CheeseStatus } from './catalogue.table.js';
-import type { EventType } from '../outbox/outbox.writer.js';
+import type { EventType } from '../outbox/outbox.module.js';
 
 export interface StockChange {
   before: { stockGrams: number; status: CheeseStatus } | null;

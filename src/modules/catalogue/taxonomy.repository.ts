@@ -3,15 +3,13 @@ import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import { foldCase } from './cheese.model.js';
 
-/** Categories and tags: find-or-create by name, and lookups for cheese views. */
+/** Categories and tags: find-or-create by name, and lookups for cheese views. Every method runs on the executor it is given. */
 export class TaxonomyRepository {
-  constructor(private readonly db: Kysely<DB>) {}
-
-  async categoryNameById(id: number, executor: Kysely<DB> = this.db): Promise<string | undefined> {
+  async categoryNameById(executor: Kysely<DB>, id: number): Promise<string | undefined> {
     return (await executor.selectFrom('categories').select('name').where('id', '=', id).executeTakeFirst())?.name;
   }
 
-  async tagNamesByIds(ids: number[], executor: Kysely<DB> = this.db): Promise<Map<number, string>> {
+  async tagNamesByIds(executor: Kysely<DB>, ids: number[]): Promise<Map<number, string>> {
     if (ids.length === 0) return new Map();
     const rows = await executor.selectFrom('tags').select(['id', 'name']).where('id', 'in', ids).execute();
     return new Map(rows.map((r) => [r.id, r.name]));
@@ -57,7 +55,7 @@ export class TaxonomyRepository {
       .execute();
   }
 
-  async tagsOf(cheeseIds: number[], executor: Kysely<DB> = this.db): Promise<Map<number, { id: number; name: string }[]>> {
+  async tagsOf(executor: Kysely<DB>, cheeseIds: number[]): Promise<Map<number, { id: number; name: string }[]>> {
     const result = new Map<number, { id: number; name: string }[]>();
     if (cheeseIds.length === 0) return result;
     const rows = await executor

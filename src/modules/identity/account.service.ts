@@ -1,5 +1,15 @@
-import { generatePassword, hashPassword } from './password.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { ConflictError, NotFoundError } from '../../kernel/errors.js';
+import type { Plan } from '../../kernel/plans.js';
+import type { Principal } from '../../kernel/principal.js';
 import type { AccountRecord, AccountRepository } from './account.repository.js';
+import type { ApiKeyResolver } from './api-key.resolver.js';
+import type { LoginSessionRepository } from './login-session.repository.js';
+import type { LoginTokenResolver } from './login-token.resolver.js';
+import { generatePassword, hashPassword, verifyPassword } from './password.hash.js';
+
+export type { AccountRecord } from './account.repository.js';
 
 export interface AdminBootstrapResult {
   account: AccountRecord;
@@ -7,23 +17,90 @@ export interface AdminBootstrapResult {
   generatedPassword: string | undefined;
 }
 
+/**
+ * Accounts as other modules may use them: each write joins the caller's transaction, so a
+ * customer's profile and its account commit together.
+ */
 export class AccountService {
-  constructor(private readonly accounts: AccountRepository) {}
+  readonly #forgetListeners: ((accountId: number) => void)[] = [];
+
+  constructor(
+    private readonly options: {
+      db: Kysely<DB>;
+      accounts: AccountRepository;
+      sessions: LoginSessionRepository;
+      apiKeyResolver: ApiKeyResolver;
+      loginTokens: LoginTokenResolver;
+    },
+  ) {}
 
   /** Creates the first admin from the environment if it does not exist yet. Idempotent. */
   async ensureAdmin(username: string, password: string | undefined): Promise<AdminBootstrapResult> {
-    const existing = await this.accounts.findByUsername(username);
+    const { db, accounts } = this.options;
+    const existing = await accounts.findByUsername(db, username);
     if (existing) return { account: existing, generatedPassword: undefined };
     const generatedPassword = password ? undefined : generatePassword();
-    const account = await this.accounts.create({
-      username,
-      passwordHash: await hashPassword(password ?? (generatedPassword as string)),
-      role: 'admin',
-    });
-    return { account, generatedPassword };
+    const created = await accounts.create(db, { username, passwordHash: await hashPassword(password ?? (generatedPassword as string)), role: 'admin' });
+    if ('taken' in created) throw new ConflictError(`The admin username "${username}" is taken by another account.`);
+    return { account: created, generatedPassword };
+  }
+
+  /** The account's rate-limit plan (free for an account that has gone meanwhile). */
+  async planOf(accountId: number): Promise<Plan> {
+    return (await this.options.accounts.planOf(this.options.db, accountId)) ?? 'free';
+  }
+
+  /** Staff (the plan endpoint, the CLI) put an account on a plan; 404 when there is no such account. */
+  async setPlan(username: string, plan: Plan): Promise<{ username: string; plan: Plan }> {
+    const updated = await this.options.accounts.setPlan(this.options.db, username, plan);
+    if (!updated) throw new NotFoundError(`No account named "${username}".`);
+    return { username: updated.username, plan: updated.plan };
   }
 
   findByUsername(username: string): Promise<AccountRecord | undefined> {
-    return this.accounts.findByUsername(username);
+    return this.options.accounts.findByUsername(this.options.db, username);
+  }
+
+  /** A new customer account; 409 naming the field when the username or e-mail is taken. */
+  async register(trx: Transaction<DB>, input: { username: string; email: string; password: string }): Promise<AccountRecord> {
+    const created = await this.options.accounts.create(trx, { ...input, passwordHash: await hashPassword(input.password), role: 'customer' });
+    if ('taken' in created) throw new ConflictError(`That ${created.taken} is already registered.`, [{ field: created.taken, message: 'is already registered' }]);
+    return created;
+  }
+
+  /**
+   * Sets the e-mail and password. A password other than the current one replaces it and ends
+   * every other login session of the account (the acting one stays).
+   */
+  async changeCredentials(trx: Transaction<DB>, accountId: number, changes: { email: string; password: string }, actor: Principal | null): Promise<{ passwordChanged: boolean }> {
+    const { accounts, sessions } = this.options;
+    const current = await accounts.passwordHashOf(trx, accountId);
+    const passwordChanged = current === undefined || !(await verifyPassword(changes.password, current));
+    const passwordHash = passwordChanged ? await hashPassword(changes.password) : current;
+    const taken = await accounts.updateCredentials(trx, accountId, { email: changes.email, passwordHash });
+    if (taken) throw new ConflictError(`That ${taken.taken} is already registered.`, [{ field: taken.taken, message: 'is already registered' }]);
+    if (passwordChanged) {
+      const keep = actor?.credential.kind === 'login_token' && actor.accountId === accountId ? actor.credential.id : null;
+      await sessions.revokeAllOf(trx, accountId, keep, new Date().toISOString());
+    }
+    return { passwordChanged };
+  }
+
+  /** Deletes the account; its keys and sessions go with it (ON DELETE CASCADE). Call `forget` once committed. */
+  async remove(trx: Transaction<DB>, accountId: number): Promise<void> {
+    await this.options.accounts.delete(trx, accountId);
+  }
+
+  /** Stops this instance trusting cached credentials of the account at once (others: within AUTH_CACHE_TTL_MS). */
+  forget(accountId: number, exceptLoginSession: number | null = null): void {
+    const ofAccount = (p: Principal) => p.accountId === accountId;
+    this.options.apiKeyResolver.forgetWhere(ofAccount);
+    this.options.loginTokens.forgetSessions((p) => ofAccount(p) && p.credential.id !== exceptLoginSession);
+    for (const listener of this.#forgetListeners) listener(accountId);
+  }
+
+  /** Other modules' credentials of an account (OAuth tokens) are forgotten with it. */
+  onForget(listener: (accountId: number) => void): void {
+    this.#forgetListeners.push(listener);
   }
 }

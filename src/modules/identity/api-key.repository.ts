@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { claimRows, isPostgres } from '../../db/claim.js';
 import type { DB } from '../../db/schema.js';
 import { toIso, toIsoOrNull } from '../../db/columns.js';
 import type { KeyEnvironment } from './identity.table.js';
-import type { Role } from './scopes.js';
+import type { Role } from '../../kernel/scopes.js';
 
 export interface ApiKeyRecord {
   id: number;
@@ -87,8 +88,8 @@ export class ApiKeyRepository {
   }
 
   /** Serialises key creation per account (PostgreSQL row lock; SQLite writers are already serial). */
-  async lockAccount(trx: Transaction<DB>, accountId: number, postgres: boolean): Promise<void> {
-    if (postgres) await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
+  async lockAccount(trx: Transaction<DB>, accountId: number): Promise<void> {
+    if (isPostgres(trx)) await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
   }
 
   async countActive(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
@@ -136,32 +137,24 @@ export class ApiKeyRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async isRevoked(accountId: number, keyId: number): Promise<boolean | undefined> {
-    const row = await this.db
-      .selectFrom('api_keys')
-      .select(['revoked_at'])
-      .where('id', '=', keyId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    return row ? row.revoked_at !== null : undefined;
+  /** The key's scopes, revoked or not; undefined when the account has no such key. */
+  async findOfAccount(accountId: number, keyId: number): Promise<{ scopes: string } | undefined> {
+    return this.db.selectFrom('api_keys').select(['scopes']).where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
   }
 
   /** Active keys expiring by `horizon` not yet warned about; each is claimed by exactly one caller. */
   async claimExpiring(trx: Transaction<DB>, now: string, horizon: string): Promise<ApiKeyRecord[]> {
-    const due = await trx
+    const due = trx
       .selectFrom('api_keys')
-      .select(PUBLIC_COLUMNS)
+      .select('id')
       .where('revoked_at', 'is', null)
       .where('expiry_notified_at', 'is', null)
       .where('expires_at', '>', now)
-      .where('expires_at', '<=', horizon)
-      .execute();
-    const claimed: ApiKeyRecord[] = [];
-    for (const row of due) {
-      const result = await trx.updateTable('api_keys').set({ expiry_notified_at: now }).where('id', '=', row.id).where('expiry_notified_at', 'is', null).executeTakeFirst();
-      if (Number(result.numUpdatedRows) > 0) claimed.push(toRecord(row));
-    }
-    return claimed;
+      .where('expires_at', '<=', horizon);
+    const rows = await claimRows(trx, due, (ids) =>
+      trx.updateTable('api_keys').set({ expiry_notified_at: now }).where('id', 'in', ids).returning(PUBLIC_COLUMNS),
+    );
+    return rows.map(toRecord);
   }
 
   async touch(keyId: number, now: string): Promise<void> {

@@ -1,5 +1,6 @@
 import Type from 'typebox';
-import { SCOPES } from './scopes.js';
+import { SCOPES } from '../../kernel/scopes.js';
+import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 
 export const ScopeSchema = Type.Enum([...SCOPES]);
 
@@ -28,14 +29,17 @@ export const CreatedApiKey = Type.Object(
 
 export const CreateApiKeyBody = Type.Object(
   {
-    name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()])),
+    name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100, pattern: VISIBLE_TEXT_PATTERN }), Type.Null()])),
     scopes: Type.Array(ScopeSchema, {
       minItems: 1,
       maxItems: SCOPES.length,
       uniqueItems: true,
       description: 'Never more than the owner may hold, nor more than the credential creating it carries.',
     }),
-    expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+    expiresAt: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the key stops working; omitted: never, or when the creating credential expires.' }),
+    ),
   },
-  { additionalProperties: false },
+  // No expiresAt in the example: a fixed date would one day make "Try it out" fail.
+  { additionalProperties: false, examples: [{ name: 'storefront', scopes: ['read:cheeses'] }] },
 );

@@ -1,28 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { CheeseEnv } from '../../config.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
-import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationFailedError } from '../../http/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { Principal } from '../../kernel/principal.js';
+import { parseScopes, type Role, type Scope } from '../../kernel/scopes.js';
+import { creationRefusal, effectiveExpiry, revocationRefusal } from './api-key.rules.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
-import { recordEvents, type EventContext } from '../outbox/outbox.writer.js';
-import type { KeyEnvironment } from './identity.table.js';
-import type { CredentialResolver, PresentedCredential, Principal } from './principal.js';
-import { hasScope, parseScopes, ROLE_SCOPES, type Role, type Scope } from './scopes.js';
+import { hashKey, keyEnvironmentFor, type ApiKeyResolver } from './api-key.resolver.js';
 
 export const MAX_ACTIVE_KEYS = 3;
-const EXPIRY_WARNING_MS = 7 * 24 * 60 * 60 * 1000;
-const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43}$/;
-// last_used_at is informative; writing it on every request would make reads into writes.
-const TOUCH_INTERVAL_MS = 60_000;
-
-export function keyEnvironmentFor(env: CheeseEnv): KeyEnvironment {
-  return env === 'production' ? 'live' : 'test';
-}
-
-export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
-}
 
 export interface CreateApiKeyInput {
   name?: string | null;
@@ -40,85 +28,47 @@ export interface KeyOwner {
   role: Role;
 }
 
-interface CachedPrincipal {
-  principal: Principal;
-  keyExpiresAt: number | null;
-  cachedUntil: number;
-}
-
-const MAX_CACHED_KEYS = 10_000;
-
-export class ApiKeyService implements CredentialResolver {
-  readonly kind = 'api_key' as const;
-  readonly #lastTouched = new Map<number, number>();
-  /**
-   * Resolved keys by hash, for `cacheTtlMs`: authentication without a query per request. A
-   * revocation applies at once on this instance and within the TTL on the others. Only
-   * valid keys are cached, so random keys cannot fill it.
-   */
-  readonly #resolved = new Map<string, CachedPrincipal>();
-
+/** An API key's life: made (shown once), listed, revoked. Resolving keys is ApiKeyResolver's job. */
+export class ApiKeyService {
   constructor(
-    private readonly db: Kysely<DB>,
-    private readonly keys: ApiKeyRepository,
-    private readonly env: CheeseEnv,
-    private readonly postgres: boolean,
-    private readonly cacheTtlMs: number,
-    private readonly events: Omit<EventContext, 'requestId'>,
+    private readonly options: { db: Kysely<DB>; keys: ApiKeyRepository; environment: CheeseEnv; resolver: ApiKeyResolver },
   ) {}
 
-  /** Records api_key.expiring once for each active key expiring within 7 days (decisions §6). */
-  async announceExpiring(now = new Date()): Promise<number> {
-    const horizon = new Date(now.getTime() + EXPIRY_WARNING_MS).toISOString();
-    return this.db.transaction().execute(async (trx) => {
-      const expiring = await this.keys.claimExpiring(trx, now.toISOString(), horizon);
-      const events = expiring.map((key) => ({
-        type: 'api_key.expiring' as const,
-        aggregateType: 'api_key',
-        aggregateId: String(key.id),
-        data: { api_key_id: String(key.id), account_id: String(key.accountId), prefix: key.keyPrefix, name: key.name, expires_at: key.expiresAt },
-      }));
-      await recordEvents(trx, events, { ...this.events, requestId: null });
-      return expiring.length;
-    });
-  }
-
   /**
-   * `grantable` is what the caller may hand out: the owner's role scopes, narrowed to the
-   * calling credential's scopes when a key is made through the API, so a key can never
-   * mint a more powerful key.
+   * `actor` is the calling principal (null: the operator at the console). A key never holds
+   * more scopes than its owner's role and its creator, and never outlives its creator.
    */
-  async create(owner: KeyOwner, input: CreateApiKeyInput, grantable: ReadonlySet<Scope>): Promise<CreatedApiKey> {
-    const roleScopes = new Set(ROLE_SCOPES[owner.role]);
-    const unavailable = input.scopes.filter((s) => !hasScope(roleScopes, s) || !hasScope(grantable, s));
-    if (unavailable.length > 0) {
-      throw new ForbiddenError(`You cannot grant ${unavailable.join(', ')}: a key never holds more than its owner and its creator may.`);
-    }
+  async create(owner: KeyOwner, input: CreateApiKeyInput, actor: Principal | null): Promise<CreatedApiKey> {
+    const { db, keys, environment } = this.options;
     const now = nowIso();
     // The date-time format admits a leap second (":60") and offsets that carry 9999-12-31 into
     // year 10000: neither is an instant we can store or print back. Compared as instants, not text.
-    const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
-    if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt.getUTCFullYear() > 9999)) {
+    const requested = input.expiresAt ? new Date(input.expiresAt) : null;
+    if (requested && (Number.isNaN(requested.getTime()) || requested.getUTCFullYear() > 9999)) {
       throw ValidationFailedError.field('expiresAt', 'is not a valid instant');
     }
-    if (expiresAt && expiresAt.getTime() <= Date.parse(now)) {
+    if (requested && requested.getTime() <= Date.parse(now)) {
       throw ValidationFailedError.field('expiresAt', 'must be in the future');
     }
-    const environment = keyEnvironmentFor(this.env);
-    const key = `sk_${environment}_${randomBytes(32).toString('base64url')}`;
+    const expiry = effectiveExpiry(actor, requested?.getTime() ?? null);
+    const refusal = creationRefusal(actor, { role: owner.role, scopes: input.scopes, expiresAt: expiry });
+    if (refusal) throw new ForbiddenError(refusal);
+    const expiresAt = expiry === null ? null : new Date(expiry);
+    const keyEnvironment = keyEnvironmentFor(environment);
+    const key = `sk_${keyEnvironment}_${randomBytes(32).toString('base64url')}`;
     const scopes = [...new Set(input.scopes)].sort().join(' ');
-    const record = await this.db.transaction().execute(async (trx) => {
-      await this.keys.lockAccount(trx, owner.accountId, this.postgres);
-      const active = await this.keys.countActive(trx, owner.accountId, now);
+    const record = await db.transaction().execute(async (trx) => {
+      await keys.lockAccount(trx, owner.accountId);
+      const active = await keys.countActive(trx, owner.accountId, now);
       if (active >= MAX_ACTIVE_KEYS) {
         throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first (DELETE /v2/api-keys/{id}).`);
       }
-      return this.keys.insert(trx, {
+      return keys.insert(trx, {
         accountId: owner.accountId,
         name: input.name ?? null,
         keyPrefix: key.slice(0, 16),
         keyHash: hashKey(key),
-        environment,
+        environment: keyEnvironment,
         scopes,
         expiresAt: expiresAt ? expiresAt.toISOString() : null,
         createdAt: now,
@@ -128,64 +78,18 @@ export class ApiKeyService implements CredentialResolver {
   }
 
   list(accountId: number): Promise<ApiKeyRecord[]> {
-    return this.keys.listActive(accountId, nowIso());
+    return this.options.keys.listActive(accountId, nowIso());
   }
 
-  async revoke(accountId: number, keyId: number): Promise<void> {
-    const revoked = await this.keys.revoke(accountId, keyId, nowIso());
-    for (const [hash, entry] of this.#resolved) if (entry.principal.credential.id === keyId) this.#resolved.delete(hash);
-    if (revoked) return;
-    // Revoking twice is a no-op; a key of someone else is as unknown as a missing one.
-    if ((await this.keys.isRevoked(accountId, keyId)) === true) return;
-    throw new NotFoundError(`API key ${keyId} not found.`);
-  }
-
-  claims(credential: PresentedCredential): boolean {
-    return credential.token.startsWith('sk_');
-  }
-
-  async resolve(credential: PresentedCredential): Promise<Principal> {
-    const match = KEY_PATTERN.exec(credential.token);
-    if (!match) throw new UnauthorizedError('The API key is malformed.');
-    const expected = keyEnvironmentFor(this.env);
-    if (match[1] !== expected) {
-      throw new UnauthorizedError(
-        expected === 'live' ? 'Test keys (sk_test_) are refused in production; use an sk_live_ key.' : `Live keys (sk_live_) are refused in ${this.env}; use an sk_test_ key.`,
-      );
-    }
-    // Looked up by the SHA-256 of the key: the secret itself is never compared, so timing reveals nothing about it.
-    const hash = hashKey(credential.token);
-    const now = Date.now();
-    const cached = this.#resolved.get(hash);
-    if (cached && cached.cachedUntil > now) {
-      if (cached.keyExpiresAt !== null && cached.keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
-      this.#touch(cached.principal.credential.id, now);
-      return cached.principal;
-    }
-    const owner = await this.keys.findOwnerByHash(hash);
-    if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
-    const keyExpiresAt = owner.expiresAt === null ? null : Date.parse(owner.expiresAt);
-    if (keyExpiresAt !== null && keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
-    this.#touch(owner.keyId, now);
-    const principal: Principal = {
-      accountId: owner.accountId,
-      username: owner.username,
-      role: owner.role,
-      scopes: new Set(parseScopes(owner.scopes)),
-      environment: this.env,
-      credential: { kind: 'api_key', id: owner.keyId },
-    };
-    if (this.cacheTtlMs > 0) {
-      if (this.#resolved.size >= MAX_CACHED_KEYS) this.#resolved.delete(this.#resolved.keys().next().value!);
-      this.#resolved.set(hash, { principal, keyExpiresAt, cachedUntil: now + this.cacheTtlMs });
-    }
-    return principal;
-  }
-
-  #touch(keyId: number, now: number): void {
-    const last = this.#lastTouched.get(keyId) ?? 0;
-    if (now - last < TOUCH_INTERVAL_MS) return;
-    this.#lastTouched.set(keyId, now);
-    this.keys.touch(keyId, new Date(now).toISOString()).catch(() => this.#lastTouched.delete(keyId));
+  /** Idempotent; `actor` may revoke only keys its own scopes cover (null: the operator). */
+  async revoke(accountId: number, keyId: number, actor: Principal | null): Promise<void> {
+    const { keys, resolver } = this.options;
+    const target = await keys.findOfAccount(accountId, keyId);
+    // A key of someone else is as unknown as a missing one.
+    if (!target) throw new NotFoundError(`API key ${keyId} not found.`);
+    const refusal = revocationRefusal(actor, keyId, parseScopes(target.scopes));
+    if (refusal) throw new ForbiddenError(refusal);
+    await keys.revoke(accountId, keyId, nowIso());
+    resolver.forget(keyId);
   }
 }

@@ -1,15 +1,35 @@
+import { tableColumns } from '../../db/table-columns.js';
 import type { Id, NullableTimestamp, Timestamp } from '../../db/columns.js';
-import type { Role } from './scopes.js';
+import type { Role } from '../../kernel/scopes.js';
+import type { Plan } from '../../kernel/plans.js';
 
 export interface AccountTable {
   id: Id;
   username: string;
+  /** username in lower case: usernames are unique regardless of case. */
+  username_key: string;
   email: string | null;
+  /** email in lower case, unique. */
+  email_key: string | null;
   password_hash: string;
   role: Role;
+  /** Rate-limit plan; set at creation from the role, changed by staff. */
+  plan: Plan;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
+export const ACCOUNT_COLUMNS = tableColumns<AccountTable>()({
+  id: 'not null',
+  username: 'not null',
+  username_key: 'not null',
+  email: 'nullable',
+  email_key: 'nullable',
+  password_hash: 'not null',
+  role: 'not null',
+  plan: 'not null',
+  created_at: 'not null',
+  updated_at: 'not null',
+});
 
 export type KeyEnvironment = 'live' | 'test';
 
@@ -32,3 +52,67 @@ export interface ApiKeyTable {
   /** Creation, then revocation: what changes a key's own state (not its use). */
   updated_at: Timestamp;
 }
+export const API_KEY_COLUMNS = tableColumns<ApiKeyTable>()({
+  id: 'not null',
+  account_id: 'not null',
+  name: 'nullable',
+  key_prefix: 'not null',
+  key_hash: 'not null',
+  environment: 'not null',
+  scopes: 'not null',
+  expires_at: 'nullable',
+  last_used_at: 'nullable',
+  revoked_at: 'nullable',
+  expiry_notified_at: 'nullable',
+  created_at: 'not null',
+  updated_at: 'not null',
+});
+
+export interface LoginSessionTable {
+  id: Id;
+  account_id: number;
+  expires_at: Timestamp;
+  /** Set by logout, a password change or the account's deletion. */
+  revoked_at: NullableTimestamp;
+  created_at: Timestamp;
+}
+export const LOGIN_SESSION_COLUMNS = tableColumns<LoginSessionTable>()({
+  id: 'not null',
+  account_id: 'not null',
+  expires_at: 'not null',
+  revoked_at: 'nullable',
+  created_at: 'not null',
+});
+
+export type OAuthClientType = 'confidential' | 'public';
+
+export interface OAuthClientTable {
+  id: Id;
+  client_id: string;
+  /** SHA-256 of the secret, hex; null for public clients, which have none. */
+  secret_hash: string | null;
+  name: string;
+  client_type: OAuthClientType;
+  /** JSON array of the exact redirect URIs allowed. */
+  redirect_uris: string;
+  /** Space-separated grant types. */
+  grants: string;
+  /** Space-separated scopes the client may ask for. */
+  scopes: string;
+  created_by: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+export const OAUTH_CLIENT_COLUMNS = tableColumns<OAuthClientTable>()({
+  id: 'not null',
+  client_id: 'not null',
+  secret_hash: 'nullable',
+  name: 'not null',
+  client_type: 'not null',
+  redirect_uris: 'not null',
+  grants: 'not null',
+  scopes: 'not null',
+  created_by: 'nullable',
+  created_at: 'not null',
+  updated_at: 'not null',
+});

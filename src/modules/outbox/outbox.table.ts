@@ -1,3 +1,4 @@
+import { tableColumns } from '../../db/table-columns.js';
 import type { Id, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 export interface OutboxTable {
@@ -15,3 +16,14 @@ export interface OutboxTable {
   /** Set by the dispatcher (a later issue) once fanned out to webhooks. */
   dispatched_at: NullableTimestamp;
 }
+export const OUTBOX_COLUMNS = tableColumns<OutboxTable>()({
+  id: 'not null',
+  event_id: 'not null',
+  type: 'not null',
+  aggregate_type: 'not null',
+  aggregate_id: 'not null',
+  data: 'not null',
+  metadata: 'not null',
+  created_at: 'not null',
+  dispatched_at: 'nullable',
+});

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { CheeseEnv } from '../../config.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
+import type { ChangeContext } from '../../kernel/change-context.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
 
 export const EVENT_TYPES = [
   'order.placed',
@@ -63,7 +64,12 @@ export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context
   return eventId;
 }
 
-/** Several events of one change, in order, in its transaction. */
-export async function recordEvents(trx: Transaction<DB>, events: NewEvent[], context: EventContext): Promise<void> {
-  for (const event of events) await recordEvent(trx, event, context);
+/** The outbox as modules see it: the deployment's metadata fixed once, the change's own context per call. */
+export class Outbox {
+  constructor(private readonly deployment: { environment: CheeseEnv; apiVersion: string }) {}
+
+  /** Several events of one change, in order, in its transaction. */
+  async record(trx: Transaction<DB>, events: readonly NewEvent[], ctx: ChangeContext): Promise<void> {
+    for (const event of events) await recordEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
+  }
 }

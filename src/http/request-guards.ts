@@ -1,0 +1,208 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
+
+/**
+ * What every request must satisfy before routing decides anything: one valid Host (required
+ * from HTTP/1.1), a URL whose percent-escapes decode to UTF-8, and a body in no content coding
+ * and no transfer coding but chunked. Node answers the first with an empty 400 unless told not
+ * to (`requireHostHeader: false` in app.ts). And a body is never read, nor asked for, when the
+ * answer does not need it (`bodyBounds`).
+ */
+export function registerRequestGuards(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (refusedSockets.has(request.raw.socket)) {
+      // Over the per-client cap: answered 503 when it opened and closing. The request is never
+      // run, and not answered again (nor logged as an error: refusing is the cap working).
+      reply.hijack();
+      return;
+    }
+    try {
+      guard(request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+  bodyBounds(app);
+}
+
+/**
+ * - A declared Content-Length over the operation's body limit (Fastify's `bodyLimit`, which
+ *   the image upload raises for its own) is a 413 before a byte of the body is read, after
+ *   authentication (401 first), whatever parses the body: JSON, multipart, or nothing (GET).
+ * - `Expect: 100-continue` is answered only when the body is first read: an answer given
+ *   without it (401, 413, 415, 503 …) arrives before the client sends the body. Node would
+ *   send 100 Continue as soon as the headers arrive.
+ * - An answer sent before the request's body has fully arrived closes the connection (RFC 9112
+ *   §9.6): the rest is never read or drained, and a stalled body cannot hold the socket until
+ *   the request timeout.
+ */
+function bodyBounds(app: FastifyInstance): void {
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    const length = Number(request.headers['content-length'] ?? 0);
+    const limit = request.routeOptions.bodyLimit;
+    if (typeof limit === 'number' && length > limit) {
+      reply.header('connection', 'close');
+      done(new PayloadTooLargeError(`The request body is too large: Content-Length ${length} is over this operation's limit of ${limit} bytes.`));
+      return;
+    }
+    done(null, payload);
+  });
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    const stream = request as IncomingMessage & { _read(size: number): void };
+    const read = stream._read;
+    stream._read = function continueThenRead(this: IncomingMessage, size: number) {
+      stream._read = read;
+      if (!response.headersSent && !response.writableEnded) response.writeContinue();
+      return read.call(this, size);
+    };
+    app.server.emit('request', request, response);
+  });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete && declaresBody(request)) reply.header('connection', 'close');
+    done(null, payload);
+  });
+}
+
+function guard(request: FastifyRequest): void {
+  assertHost(request);
+  assertDecodableUrl(request);
+  const encoding = request.headers['content-encoding'];
+  // A request without a body has nothing to decode (generated clients send the same headers on every call).
+  const codings = encoding?.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '' && coding !== 'identity') ?? [];
+  if (codings.length > 0 && declaresBody(request)) {
+    const error = new UnsupportedMediaTypeError(`Content-Encoding "${String(encoding).slice(0, 40)}" is not supported: send the body uncompressed.`);
+    error.headers['accept-encoding'] = 'identity'; // RFC 7694
+    throw error;
+  }
+  // Node's parser undoes chunked and passes any other transfer coding (`gzip, chunked`) through
+  // as body bytes: refused as a content coding is, rather than read as if it were not there.
+  const transfer = request.headers['transfer-encoding'];
+  if (transfer !== undefined && transfer.trim().toLowerCase() !== 'chunked') {
+    throw new UnsupportedMediaTypeError(`Transfer-Encoding "${transfer.slice(0, 40)}" is not supported: send the body chunked or with a Content-Length, uncompressed.`);
+  }
+}
+
+/** RFC 3986 authority without userinfo: a host (a bracketed IP literal, or a name or IPv4 address) and an optional port; empty is allowed (RFC 9110 §7.2). */
+const HOST = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::[0-9]*)?$/;
+
+/**
+ * RFC 9112 §3.2: a 400 for an HTTP/1.1 request without Host, and for any request with more
+ * than one Host line or an invalid one (Node keeps the first of several and checks none).
+ */
+function assertHost(request: FastifyRequest): void {
+  const { rawHeaders, httpVersionMajor, httpVersionMinor } = request.raw;
+  let lines = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === 'host') lines++;
+  if (lines > 1) throw new InvalidRequestError('Send one Host header, not several.', [{ field: 'host', message: 'must be sent once' }]);
+  const host = request.headers.host;
+  if (host === undefined) {
+    if (httpVersionMajor > 1 || (httpVersionMajor === 1 && httpVersionMinor >= 1)) {
+      throw new InvalidRequestError('An HTTP/1.1 request must carry a Host header.', [{ field: 'host', message: 'is required' }]);
+    }
+    return;
+  }
+  if (!HOST.test(host)) throw new InvalidRequestError('The Host header must be a host name or address with an optional port.', [{ field: 'host', message: 'must be host[:port]' }]);
+}
+
+/** Whether a body follows the headers: chunked, or a Content-Length other than 0. */
+export function declaresBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0);
+}
+
+/** The one answer to a path or query that does not decode, whoever notices first (Fastify's router notices paths). */
+export function undecodableUrl(part: 'path' | 'query'): InvalidRequestError {
+  return new InvalidRequestError(`The URL's ${part} has a percent-escape that is not UTF-8 (e.g. %E9 for "é" must be %C3%A9).`, [
+    { field: part === 'path' ? 'path' : 'querystring', message: 'percent-escapes must encode UTF-8' },
+  ]);
+}
+
+/** `Caf%E9` and `%zz` are refused (400) rather than stored as typed or as U+FFFD. */
+function assertDecodableUrl(request: FastifyRequest): void {
+  const url = request.raw.url ?? '/';
+  if (!url.includes('%')) return;
+  const queryAt = url.indexOf('?');
+  const parts: ['path' | 'query', string][] = [['path', queryAt === -1 ? url : url.slice(0, queryAt)]];
+  if (queryAt !== -1) parts.push(['query', url.slice(queryAt + 1)]);
+  for (const [part, text] of parts) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      throw undecodableUrl(part);
+    }
+  }
+}
+
+function rawError(socket: Socket, status: number, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ code: status, type: status === 405 ? 'method_not_allowed' : status === 503 ? 'service_unavailable' : 'invalid_request', message });
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroySoon();
+}
+
+/** Node drops a CONNECT silently when nobody listens: this is not a proxy, so say so. */
+export function refuseConnect(app: FastifyInstance): void {
+  app.server.on('connect', (_request: IncomingMessage, socket: Socket) => rawError(socket, 405, 'CONNECT is not supported: this is an API server, not a proxy.', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' }));
+}
+
+/** Sockets answered 503 by the per-client cap; whatever request they still carry is never run. */
+const refusedSockets = new WeakSet<object>();
+
+/** How long a refused socket may stay half-open for the client to read its 503. */
+const REFUSED_LINGER_MS = 1000;
+
+/**
+ * Whose connections count together: an IPv4 address (also when it arrives IPv4-mapped,
+ * `::ffff:203.0.113.7`), or an IPv6 /64, the block one host or household is given, so that
+ * rotating through one's own IPv6 addresses does not multiply the cap.
+ */
+export function clientKey(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const [bare = ''] = address.split('%');
+  const [head = '', tail] = bare.split('::');
+  const groupsOf = (text: string) => (text === '' ? [] : text.split(':').flatMap((group) => (group.includes('.') ? ['0', '0'] : [group])));
+  const front = groupsOf(head);
+  const back = tail === undefined ? [] : groupsOf(tail);
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `${groups.slice(0, 4).map((group) => (parseInt(group, 16) || 0).toString(16)).join(':')}::/64`;
+}
+
+/**
+ * At most `limit` open connections per client (`clientKey`; 0 = no cap): slow or idle sockets
+ * from one client cannot hold the server's. The next one is answered 503 with `Retry-After: 1`
+ * as it opens and closed, and a request it carries anyway is never run. Behind a proxy every
+ * client shares its address; raise the cap or turn it off there.
+ */
+export function capConnectionsPerClient(app: FastifyInstance, limit: number): void {
+  if (limit <= 0) return;
+  const open = new Map<string, number>();
+  app.server.on('connection', (socket: Socket) => {
+    const client = clientKey(socket.remoteAddress);
+    const count = (open.get(client) ?? 0) + 1;
+    if (count > limit) {
+      refusedSockets.add(socket);
+      const body = JSON.stringify({ code: 503, type: 'service_unavailable', message: `Too many open connections from your address (at most ${limit}); reuse or close some.` });
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`);
+      // Half-closed, not destroyed: what the client already sent is read (and refused), so the
+      // 503 is not lost to a TCP reset; a client that never closes is cut after a moment.
+      setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();
+      return;
+    }
+    open.set(client, count);
+    socket.once('close', () => {
+      const left = (open.get(client) ?? 1) - 1;
+      if (left <= 0) open.delete(client);
+      else open.set(client, left);
+    });
+  });
+}

@@ -1,0 +1,25 @@
+import type { FastifyPluginAsync } from 'fastify';
+
+/**
+ * Periodic work a module contributes. `run` must be safe on every instance at once (the
+ * database decides who does each piece of work), so no leader election is needed. It
+ * returns how many items it handled, for the log.
+ */
+export interface Job {
+  name: string;
+  everyMs: number;
+  run(now?: Date): Promise<number>;
+}
+
+/**
+ * What a feature module's factory returns: its HTTP routes (registered under /v2), its
+ * jobs, and what it offers other modules (`provides`), the only way they may reach it.
+ */
+export interface FeatureModule<Provides> {
+  name: string;
+  routes?: FastifyPluginAsync;
+  /** Routes at the service root, outside /v2 (protocol endpoints such as OAuth's). */
+  rootRoutes?: FastifyPluginAsync;
+  jobs: Job[];
+  provides: Provides;
+}

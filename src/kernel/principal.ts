@@ -1,0 +1,34 @@
+import type { CheeseEnv } from './environment.js';
+import type { Role, Scope } from './scopes.js';
+
+export type CredentialKind = 'api_key' | 'login_token' | 'oauth_token';
+
+/** Who is calling, whatever credential they used. Routes and services only ever see this. */
+export interface Principal {
+  accountId: number;
+  username: string;
+  role: Role;
+  scopes: ReadonlySet<Scope>;
+  environment: CheeseEnv;
+  /** The credential presented; `expiresAt` (epoch ms, null = never) bounds what it may create. */
+  credential: { kind: CredentialKind; id: number; expiresAt: number | null };
+}
+
+/** How the credential arrived: the X-API-Key header or `Authorization: Bearer`. */
+export type Transport = 'api_key_header' | 'bearer';
+
+export interface PresentedCredential {
+  token: string;
+  transport: Transport;
+}
+
+/**
+ * One per credential format. The API-key resolver claims `sk_…`; the login-JWT and OAuth
+ * resolvers of the next issue claim theirs, and no route changes. `resolve` throws
+ * UnauthorizedError for a claimed but invalid, expired or revoked credential.
+ */
+export interface CredentialResolver {
+  readonly kind: CredentialKind;
+  claims(credential: PresentedCredential): boolean;
+  resolve(credential: PresentedCredential): Promise<Principal>;
+}

@@ -1,0 +1,110 @@
+import path from 'node:path';
+import type { AppConfig } from './config.js';
+import type { Database } from './db/database.js';
+import type { Job } from './kernel/module.js';
+import { API_VERSION } from './version.js';
+import { createOutboxModule, type OutboxModule } from './modules/outbox/outbox.module.js';
+import { createIdentityModule, type IdentityModule } from './modules/identity/identity.module.js';
+import { createCatalogueModule, type CatalogueModule } from './modules/catalogue/catalogue.module.js';
+import { createHealthModule, type HealthModule } from './modules/health/health.module.js';
+import { createCustomersModule, type CustomersModule } from './modules/customers/customers.module.js';
+import { createOAuthModule, type OAuthModule } from './modules/oauth/oauth.module.js';
+import { createLimitsModule, type LimitsModule } from './modules/limits/limits.module.js';
+import { createIdempotencyModule, type IdempotencyModule } from './modules/idempotency/idempotency.module.js';
+import { createOrdersModule, type OrdersModule } from './modules/orders/orders.module.js';
+import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
+import type { AccountDeletionPort } from './modules/customers/customers.module.js';
+import type { CredentialResolver } from './kernel/principal.js';
+
+/** In the order their routes are registered (and listed in the OpenAPI document). */
+export interface Modules {
+  limits: LimitsModule;
+  idempotency: IdempotencyModule;
+  outbox: OutboxModule;
+  health: HealthModule;
+  identity: IdentityModule;
+  catalogue: CatalogueModule;
+  customers: CustomersModule;
+  oauth: OAuthModule;
+  orders: OrdersModule;
+}
+
+/**
+ * The composition root: builds each module once from the configuration and wires the ports
+ * between them. Nothing under src/modules imports this file (the boundary check enforces it).
+ */
+export function createModules(config: AppConfig, database: Database, log: (message: string, details: Record<string, unknown>) => void = () => {}): Modules {
+  const { db } = database;
+  const limits = createLimitsModule({ settings: config.rateLimits, environment: config.env, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix, warn: (message) => log(message, {}) });
+  const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
+  const outbox = createOutboxModule({ environment: config.env, apiVersion: API_VERSION });
+  const identity = createIdentityModule({
+    db,
+    environment: config.env,
+    authCacheTtlMs: config.authCacheTtlMs,
+    appSecret: config.appSecret,
+    publicUrl: config.publicUrl,
+    loginTokenTtlSeconds: config.loginTokenTtlSeconds,
+    outbox: outbox.provides.outbox,
+    bruteForce,
+  });
+  // Catalogue asks orders before a cheese goes (and customers before an account closes), while
+  // orders need both: the ports are bound once orders exist, so no module builds another.
+  const ordersDeletion: { port?: CheeseDeletionPort; account?: AccountDeletionPort } = {};
+  const catalogue = createCatalogueModule({
+    cheeseDeletion: { beforeCheeseDeleted: (trx, cheeseId, ctx) => ordersDeletion.port!.beforeCheeseDeleted(trx, cheeseId, ctx) },
+    db,
+    outbox: outbox.provides.outbox,
+    publicUrl: config.publicUrl,
+    appSecret: config.appSecret,
+    lowStockThresholdKg: config.lowStockThresholdKg,
+    imageDir: path.join(config.dataDir, 'images'),
+    imageConcurrency: config.imageConcurrency,
+    imageQueue: config.imageQueue,
+  });
+  const health = createHealthModule({ database, version: API_VERSION, environment: config.env });
+  const customers = createCustomersModule({
+    db,
+    bruteForce,
+    accountDeletion: { beforeAccountDeleted: (trx, accountId) => ordersDeletion.account!.beforeAccountDeleted(trx, accountId) },
+    accounts: identity.provides.accounts,
+    cheeses: catalogue.provides.cheeses,
+    outbox: outbox.provides.outbox,
+  });
+  const oauth = createOAuthModule({
+    db,
+    environment: config.env,
+    authCacheTtlMs: config.authCacheTtlMs,
+    appSecret: config.appSecret,
+    publicUrl: config.publicUrl,
+    clients: identity.provides.oauthClients,
+    logins: identity.provides.logins,
+    accounts: identity.provides.accounts,
+    log,
+    bruteForce,
+  });
+  const orders = createOrdersModule({
+    db,
+    environment: config.env,
+    outbox: outbox.provides.outbox,
+    stock: catalogue.provides.stock,
+    cheeses: catalogue.provides.cheeses,
+    delays: config.orderDelays,
+    accountIdOf: async (username) => (await identity.provides.accounts.findByUsername(username))?.id,
+    tiers: customers.provides.customers,
+    preferences: customers.provides.preferences,
+    customers: customers.provides.customers,
+  });
+  ordersDeletion.port = orders.provides.cheeseDeletion;
+  ordersDeletion.account = orders.provides.accountDeletion;
+  return { limits, idempotency: createIdempotencyModule({ db }), outbox, health, identity, catalogue, customers, oauth, orders };
+}
+
+export function jobsOf(modules: Modules): Job[] {
+  return Object.values(modules).flatMap((module) => module.jobs);
+}
+
+/** Every credential format the service accepts: API keys, login tokens, OAuth access tokens. */
+export function credentialResolversOf(modules: Modules): CredentialResolver[] {
+  return [...modules.identity.provides.credentialResolvers, modules.oauth.provides.credentialResolver];
+}

@@ -1,0 +1,42 @@
+import type { Principal } from '../../kernel/principal.js';
+import type { CustomerTier } from './customer.table.js';
+
+/** Path segments under /customer that name operations, not customers. */
+const RESERVED_USERNAMES = new Set(['login', 'logout', 'me']);
+
+export function usernameProblem(username: string): string | null {
+  return RESERVED_USERNAMES.has(username.toLowerCase()) ? 'is reserved' : null;
+}
+
+/** The password policy beyond its length (checked by the schema); null when acceptable. */
+export function passwordProblem(password: string, username: string, email: string): string | null {
+  const folded = password.toLowerCase();
+  if (folded.includes(username.toLowerCase())) return 'must not contain the username';
+  if (folded.includes(email.trim().toLowerCase().split('@')[0]!) && email.split('@')[0]!.length >= 4) return 'must not contain the e-mail address';
+  if (new Set(password).size < 4) return 'must use at least 4 different characters';
+  return null;
+}
+
+/**
+ * Who may reach /customer/{username}. Staff reach every customer (an unknown one is 404);
+ * a customer reaches only their own account, and any other username is 403 whether it exists
+ * or not, so usernames cannot be probed.
+ */
+export function customerAccess(principal: Principal, username: string): 'any' | 'own' | 'forbidden' {
+  if (principal.role === 'admin') return 'any';
+  return principal.username.toLowerCase() === username.toLowerCase() ? 'own' : 'forbidden';
+}
+
+export const NOT_YOURS = 'You can reach only your own customer account.';
+
+/** Delivered kilograms over the last 12 months from which each tier starts (docs/decisions.md). */
+export const TIER_THRESHOLDS_KG: Readonly<Record<Exclude<CustomerTier, 'bronze'>, number>> = { silver: 10, gold: 30, platinum: 75 };
+
+/** The tier a customer's delivered volume over the last 12 months earns. */
+export function tierFor(deliveredGrams: number): CustomerTier {
+  const kg = deliveredGrams / 1000;
+  if (kg >= TIER_THRESHOLDS_KG.platinum) return 'platinum';
+  if (kg >= TIER_THRESHOLDS_KG.gold) return 'gold';
+  if (kg >= TIER_THRESHOLDS_KG.silver) return 'silver';
+  return 'bronze';
+}

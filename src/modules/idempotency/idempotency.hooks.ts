@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ConflictError, InvalidRequestError, ValidationFailedError } from '../../kernel/errors.js';
+import type { IdempotencyRepository } from './idempotency.repository.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A creating POST that honours `Idempotency-Key` (decisions.md §5). */
+    idempotent?: boolean;
+  }
+  interface FastifyRequest {
+    idempotencyRecord?: number;
+  }
+}
+
+/** 1 to 255 visible ASCII characters. */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+/** What a replay repeats besides the body. */
+const REPLAYED = ['content-type', 'location', 'etag', 'cache-control'];
+
+export interface IdempotencyOptions {
+  keys: IdempotencyRepository;
+  /** How long a key is remembered (24 h by default). */
+  ttlMs: number;
+  /** How long a first request may run before a retry may take its key over. */
+  leaseMs: number;
+}
+
+function fingerprint(request: FastifyRequest): string {
+  return createHash('sha256').update(JSON.stringify([request.method, request.routeOptions.url, request.params ?? null, request.body ?? null])).digest('hex');
+}
+
+/**
+ * `Idempotency-Key` on the routes that declare `config.idempotent`: the same key and request
+ * within the TTL replays the first answer (`Idempotent-Replayed: true`) and runs nothing; the
+ * same key with another request is 422; while the first is still running, 409. Keys belong to
+ * the caller: the account, or the address for anonymous sign-ups. 2xx and 4xx answers are kept
+ * (except 409 and 429, which a retry may see change); a 5xx releases the key, so the client
+ * can retry. The record is written when the first request starts and completed when its
+ * answer is sent: an instance that dies in between leaves the key running until its lease
+ * (the request timeout) ends, after which a retry runs the request again.
+ */
+export function registerIdempotency(app: FastifyInstance, options: IdempotencyOptions): void {
+  const { keys } = options;
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    const toArray = <T>(hook: T | T[] | undefined): T[] => (hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]);
+    route.preHandler = [...toArray(route.preHandler), begin] as typeof route.preHandler;
+    route.onSend = [...toArray(route.onSend), finish] as typeof route.onSend;
+  });
+
+  async function begin(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) return undefined;
+    if (typeof header !== 'string' || !KEY.test(header)) throw new InvalidRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters, sent once.', [{ field: 'Idempotency-Key', message: 'is invalid' }]);
+    const scope = request.principal ? `account:${request.principal.accountId}` : `address:${request.ip}`;
+    const print = fingerprint(request);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const now = Date.now();
+      const id = await keys.claim({ scope, key: header, fingerprint: print, now: new Date(now).toISOString(), lockedUntil: new Date(now + options.leaseMs).toISOString(), expiresAt: new Date(now + options.ttlMs).toISOString() });
+      if (id !== undefined) {
+        request.idempotencyRecord = id;
+        return undefined;
+      }
+      const existing = await keys.find(scope, header);
+      if (!existing) continue; // released meanwhile: claim again
+      if (existing.expiresAt <= now) {
+        await keys.release(existing.id);
+        continue;
+      }
+      if (existing.fingerprint !== print) {
+        throw new ValidationFailedError('This Idempotency-Key was used for a different request: use a new key for a new request.', [{ field: 'Idempotency-Key', message: 'was used with another request' }]);
+      }
+      if (existing.state === 'done') {
+        return reply.code(existing.statusCode!).headers({ ...existing.headers, 'idempotent-replayed': 'true' }).send(existing.body ?? '');
+      }
+      if (existing.lockedUntil > now) {
+        const error = new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
+        error.headers['retry-after'] = '1';
+        throw error;
+      }
+      if (await keys.takeOver(existing.id, existing.lockedUntil, new Date(now + options.leaseMs).toISOString())) {
+        request.idempotencyRecord = existing.id;
+        return undefined;
+      }
+    }
+    throw new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
+  }
+
+  async function finish(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const id = request.idempotencyRecord;
+    if (id === undefined) return payload;
+    request.idempotencyRecord = undefined;
+    const status = reply.statusCode;
+    if (status >= 500 || status === 409 || status === 429 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
+      await keys.release(id);
+      return payload;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED) {
+      const value = reply.getHeader(name);
+      if (value !== undefined) headers[name] = String(value);
+    }
+    await keys.complete(id, { statusCode: status, headers, body: typeof payload === 'string' ? payload : '' });
+    return payload;
+  }
+}

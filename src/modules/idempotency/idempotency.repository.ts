@@ -1,0 +1,73 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/errors.js';
+
+export interface StoredKey {
+  id: number;
+  fingerprint: string;
+  state: 'running' | 'done';
+  statusCode: number | null;
+  headers: Record<string, string>;
+  body: string | null;
+  lockedUntil: number;
+  expiresAt: number;
+}
+
+export class IdempotencyRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Claims the key for a first request; undefined when it is already recorded (the unique constraint decides races). */
+  async claim(row: { scope: string; key: string; fingerprint: string; lockedUntil: string; now: string; expiresAt: string }): Promise<number | undefined> {
+    try {
+      const inserted = await this.db
+        .insertInto('idempotency_keys')
+        .values({ scope: row.scope, idempotency_key: row.key, fingerprint: row.fingerprint, state: 'running', locked_until: row.lockedUntil, created_at: row.now, expires_at: row.expiresAt })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return Number(inserted.id);
+    } catch (error) {
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async find(scope: string, key: string): Promise<StoredKey | undefined> {
+    const row = await this.db
+      .selectFrom('idempotency_keys')
+      .select(['id', 'fingerprint', 'state', 'status_code', 'response_headers', 'response_body', 'locked_until', 'expires_at'])
+      .where('scope', '=', scope)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+    return (
+      row && {
+        id: Number(row.id),
+        fingerprint: row.fingerprint,
+        state: row.state,
+        statusCode: row.status_code,
+        headers: row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {},
+        body: row.response_body,
+        lockedUntil: new Date(row.locked_until).getTime(),
+        expiresAt: new Date(row.expires_at).getTime(),
+      }
+    );
+  }
+
+  /** Takes over a running record whose lease has run out (its instance died); false if another retry did first. */
+  async takeOver(id: number, expectedLockedUntil: number, lockedUntil: string): Promise<boolean> {
+    const result = await this.db.updateTable('idempotency_keys').set({ locked_until: lockedUntil }).where('id', '=', id).where('state', '=', 'running').where('locked_until', '=', new Date(expectedLockedUntil).toISOString()).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async complete(id: number, response: { statusCode: number; headers: Record<string, string>; body: string }): Promise<void> {
+    await this.db.updateTable('idempotency_keys').set({ state: 'done', status_code: response.statusCode, response_headers: JSON.stringify(response.headers), response_body: response.body }).where('id', '=', id).execute();
+  }
+
+  async release(id: number): Promise<void> {
+    await this.db.deleteFrom('idempotency_keys').where('id', '=', id).execute();
+  }
+
+  async deleteExpired(now: string): Promise<number> {
+    const result = await this.db.deleteFrom('idempotency_keys').where('expires_at', '<', now).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

@@ -1,0 +1,30 @@
+import { tableColumns } from '../../db/table-columns.js';
+import type { Id, Timestamp } from '../../db/columns.js';
+
+export interface IdempotencyKeyTable {
+  id: Id;
+  scope: string;
+  idempotency_key: string;
+  fingerprint: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  /** JSON object of the replayed headers. */
+  response_headers: string | null;
+  response_body: string | null;
+  locked_until: Timestamp;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+export const IDEMPOTENCY_KEY_COLUMNS = tableColumns<IdempotencyKeyTable>()({
+  id: 'not null',
+  scope: 'not null',
+  idempotency_key: 'not null',
+  fingerprint: 'not null',
+  state: 'not null',
+  status_code: 'nullable',
+  response_headers: 'nullable',
+  response_body: 'nullable',
+  locked_until: 'not null',
+  created_at: 'not null',
+  expires_at: 'not null',
+});

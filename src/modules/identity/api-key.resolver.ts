@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { UnauthorizedError } from '../../kernel/errors.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
+import { parseScopes } from '../../kernel/scopes.js';
+import type { ApiKeyRepository } from './api-key.repository.js';
+import type { KeyEnvironment } from './identity.table.js';
+
+const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43}$/;
+// last_used_at is informative; writing it on every request would make reads into writes.
+const TOUCH_INTERVAL_MS = 60_000;
+const MAX_CACHED_KEYS = 10_000;
+
+export function keyEnvironmentFor(env: CheeseEnv): KeyEnvironment {
+  return env === 'production' ? 'live' : 'test';
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+interface CachedPrincipal {
+  principal: Principal;
+  keyExpiresAt: number | null;
+  cachedUntil: number;
+}
+
+/** Turns an `sk_…` key into the principal it stands for, or a 401. */
+export class ApiKeyResolver implements CredentialResolver {
+  readonly kind = 'api_key' as const;
+  readonly #lastTouched = new Map<number, number>();
+  /**
+   * Resolved keys by hash, for `cacheTtlMs`: authentication without a query per request. A
+   * revocation applies at once on this instance (`forget`) and within the TTL on the others.
+   * Only valid keys are cached, so random keys cannot fill it.
+   */
+  readonly #resolved = new Map<string, CachedPrincipal>();
+
+  constructor(
+    private readonly options: { keys: ApiKeyRepository; environment: CheeseEnv; cacheTtlMs: number },
+  ) {}
+
+  claims(credential: PresentedCredential): boolean {
+    return credential.token.startsWith('sk_');
+  }
+
+  async resolve(credential: PresentedCredential): Promise<Principal> {
+    const { environment, cacheTtlMs, keys } = this.options;
+    const match = KEY_PATTERN.exec(credential.token);
+    if (!match) throw new UnauthorizedError('The API key is malformed.');
+    const expected = keyEnvironmentFor(environment);
+    if (match[1] !== expected) {
+      throw new UnauthorizedError(
+        expected === 'live' ? 'Test keys (sk_test_) are refused in production; use an sk_live_ key.' : `Live keys (sk_live_) are refused in ${environment}; use an sk_test_ key.`,
+      );
+    }
+    // Looked up by the SHA-256 of the key: the secret itself is never compared, so timing reveals nothing about it.
+    const hash = hashKey(credential.token);
+    const now = Date.now();
+    const cached = this.#resolved.get(hash);
+    if (cached && cached.cachedUntil > now) {
+      if (cached.keyExpiresAt !== null && cached.keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
+      this.#touch(cached.principal.credential.id, now);
+      return cached.principal;
+    }
+    const owner = await keys.findOwnerByHash(hash);
+    if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
+    const keyExpiresAt = owner.expiresAt === null ? null : Date.parse(owner.expiresAt);
+    if (keyExpiresAt !== null && keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
+    this.#touch(owner.keyId, now);
+    const principal: Principal = {
+      accountId: owner.accountId,
+      username: owner.username,
+      role: owner.role,
+      scopes: new Set(parseScopes(owner.scopes)),
+      environment,
+      credential: { kind: 'api_key', id: owner.keyId, expiresAt: keyExpiresAt },
+    };
+    if (cacheTtlMs > 0) {
+      if (this.#resolved.size >= MAX_CACHED_KEYS) this.#resolved.delete(this.#resolved.keys().next().value!);
+      this.#resolved.set(hash, { principal, keyExpiresAt, cachedUntil: now + cacheTtlMs });
+    }
+    return principal;
+  }
+
+  /** A revoked key stops working on this instance at once. */
+  forget(keyId: number): void {
+    this.forgetWhere((principal) => principal.credential.id === keyId);
+  }
+
+  forgetWhere(matches: (principal: Principal) => boolean): void {
+    for (const [hash, entry] of this.#resolved) if (matches(entry.principal)) this.#resolved.delete(hash);
+  }
+
+  #touch(keyId: number, now: number): void {
+    const last = this.#lastTouched.get(keyId) ?? 0;
+    if (now - last < TOUCH_INTERVAL_MS) return;
+    this.#lastTouched.set(keyId, now);
+    this.options.keys.touch(keyId, new Date(now).toISOString()).catch(() => this.#lastTouched.delete(keyId));
+  }
+}

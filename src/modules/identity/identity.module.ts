@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { FeatureModule } from '../../kernel/module.js';
+import type { CredentialResolver } from '../../kernel/principal.js';
+import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
+import type { Outbox } from '../outbox/outbox.module.js';
+import { AccountRepository } from './account.repository.js';
+import { AccountService } from './account.service.js';
+import { apiKeyExpiryJob } from './api-key-expiry.job.js';
+import { ApiKeyRepository } from './api-key.repository.js';
+import { ApiKeyResolver } from './api-key.resolver.js';
+import { apiKeyRoutes } from './api-key.routes.js';
+import { ApiKeyService } from './api-key.service.js';
+import { LoginSessionRepository } from './login-session.repository.js';
+import { LoginTokenResolver } from './login-token.resolver.js';
+import { loginRoutes } from './login.routes.js';
+import { LoginService } from './login.service.js';
+import { OAuthClientRepository } from './oauth-client.repository.js';
+import { oauthClientRoutes } from './oauth-client.routes.js';
+import { accountPlanRoutes } from './account-plan.routes.js';
+import { OAuthClientService } from './oauth-client.service.js';
+
+export type { AccountService } from './account.service.js';
+export type { ApiKeyService } from './api-key.service.js';
+export type { OAuthClientService, RegisteredClient } from './oauth-client.service.js';
+export type { LoginService } from './login.service.js';
+export { GRANTS, type Grant } from './oauth-client.rules.js';
+
+export interface IdentityOptions {
+  db: Kysely<DB>;
+  environment: CheeseEnv;
+  /** How long a resolved API key or login token is trusted without a lookup (0 = never). */
+  authCacheTtlMs: number;
+  /** Signs login tokens (through a key derived from it). */
+  appSecret: string;
+  /** This deployment's public URL: the issuer of its tokens. */
+  publicUrl: string;
+  loginTokenTtlSeconds: number;
+  outbox: Outbox;
+  /** Limits login attempts (the limits module). */
+  bruteForce?: BruteForceGuard;
+}
+
+export interface IdentityProvides {
+  /** Every credential format this module understands; the HTTP auth plugin asks them in turn. */
+  credentialResolvers: CredentialResolver[];
+  accounts: AccountService;
+  apiKeys: ApiKeyService;
+  oauthClients: OAuthClientService;
+  /** Checks a username and password (the authorization server's login page). */
+  logins: LoginService;
+}
+
+export type IdentityModule = FeatureModule<IdentityProvides>;
+
+/** Accounts and the credentials that stand for them: API keys and login tokens (OAuth tokens next). */
+export function createIdentityModule(options: IdentityOptions): IdentityModule {
+  const { db, environment, outbox } = options;
+  const keys = new ApiKeyRepository(db);
+  const resolver = new ApiKeyResolver({ keys, environment, cacheTtlMs: options.authCacheTtlMs });
+  const apiKeys = new ApiKeyService({ db, keys, environment, resolver });
+  const accounts = new AccountRepository(db);
+  const sessions = new LoginSessionRepository(db);
+  const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs });
+  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, tokenTtlSeconds: options.loginTokenTtlSeconds });
+  const oauthClients = new OAuthClientService(new OAuthClientRepository(db));
+  const accountService = new AccountService({ db, accounts, sessions, apiKeyResolver: resolver, loginTokens });
+  return {
+    name: 'identity',
+    routes: async (app) => {
+      await app.register(apiKeyRoutes, { apiKeys });
+      await app.register(loginRoutes, { logins, bruteForce: options.bruteForce ?? NO_GUARD });
+      await app.register(oauthClientRoutes, { clients: oauthClients });
+      await app.register(accountPlanRoutes, { accounts: accountService });
+    },
+    jobs: [apiKeyExpiryJob({ db, keys, outbox })],
+    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, apiKeys, oauthClients, logins },
+  };
+}

@@ -1,0 +1,93 @@
+import { hkdfSync } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { UnauthorizedError } from '../../kernel/errors.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
+import { ROLE_SCOPES } from '../../kernel/scopes.js';
+import type { LoginSessionRepository } from './login-session.repository.js';
+
+const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const AUDIENCE = 'fromagerie-api';
+const KEY_ID = 'login-v1';
+const MAX_CACHED_TOKENS = 10_000;
+
+export interface LoginTokenOptions {
+  sessions: LoginSessionRepository;
+  /** The deployment's APP_SECRET: the signing key is derived from it (HKDF), so every instance shares it. */
+  appSecret: string;
+  /** The `iss` of every token: this deployment's public URL. */
+  issuer: string;
+  environment: CheeseEnv;
+  /** How long a verified token is trusted without looking at its session (0 = never). */
+  cacheTtlMs: number;
+}
+
+interface CachedPrincipal {
+  principal: Principal;
+  cachedUntil: number;
+}
+
+/**
+ * Login tokens: HS256 JWTs (jose) naming a session row. The signature and expiry are checked
+ * on every request; the session (revoked by logout or account deletion) at most every
+ * `cacheTtlMs`, and at once on the instance that revoked it.
+ */
+export class LoginTokenResolver implements CredentialResolver {
+  readonly kind = 'login_token' as const;
+  readonly #key: Uint8Array;
+  readonly #verified = new Map<string, CachedPrincipal>();
+
+  constructor(private readonly options: LoginTokenOptions) {
+    this.#key = new Uint8Array(hkdfSync('sha256', options.appSecret, '', 'fromagerie login token v1', 32));
+  }
+
+  claims(credential: PresentedCredential): boolean {
+    return JWT_SHAPE.test(credential.token);
+  }
+
+  async sign(session: { sessionId: number; accountId: number; expiresAt: Date }): Promise<string> {
+    return new SignJWT({ sid: String(session.sessionId), env: this.options.environment })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: KEY_ID })
+      .setSubject(String(session.accountId))
+      .setIssuer(this.options.issuer)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(session.expiresAt.getTime() / 1000))
+      .sign(this.#key);
+  }
+
+  async resolve(credential: PresentedCredential): Promise<Principal> {
+    const now = Date.now();
+    const cached = this.#verified.get(credential.token);
+    if (cached && cached.cachedUntil > now && (cached.principal.credential.expiresAt ?? Infinity) > now) return cached.principal;
+    let claims: { sid?: unknown; env?: unknown; exp?: number };
+    try {
+      ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'] }));
+    } catch (error) {
+      throw new UnauthorizedError(error instanceof joseErrors.JWTExpired ? 'The login token has expired; log in again.' : 'The login token is invalid.');
+    }
+    if (claims.env !== this.options.environment || typeof claims.sid !== 'string' || !/^[0-9]{1,15}$/.test(claims.sid)) {
+      throw new UnauthorizedError('The login token is invalid.');
+    }
+    const session = await this.options.sessions.findActive(Number(claims.sid), new Date(now).toISOString());
+    if (!session) throw new UnauthorizedError('The login token has been revoked; log in again.');
+    const principal: Principal = {
+      accountId: session.accountId,
+      username: session.username,
+      role: session.role,
+      scopes: new Set(ROLE_SCOPES[session.role]),
+      environment: this.options.environment,
+      credential: { kind: 'login_token', id: session.sessionId, expiresAt: claims.exp! * 1000 },
+    };
+    if (this.options.cacheTtlMs > 0) {
+      if (this.#verified.size >= MAX_CACHED_TOKENS) this.#verified.delete(this.#verified.keys().next().value!);
+      this.#verified.set(credential.token, { principal, cachedUntil: now + this.options.cacheTtlMs });
+    }
+    return principal;
+  }
+
+  /** A revoked session's tokens stop working on this instance at once. */
+  forgetSessions(matches: (principal: Principal) => boolean): void {
+    for (const [token, entry] of this.#verified) if (matches(entry.principal)) this.#verified.delete(token);
+  }
+}

@@ -1,0 +1,51 @@
+import { UnauthorizedError } from '../../kernel/errors.js';
+import type { Principal } from '../../kernel/principal.js';
+import type { Role } from '../../kernel/scopes.js';
+import type { AccountRepository } from './account.repository.js';
+import type { LoginSessionRepository } from './login-session.repository.js';
+import type { LoginTokenResolver } from './login-token.resolver.js';
+import { hashPassword, verifyPassword } from './password.hash.js';
+
+export interface LoginToken {
+  token: string;
+  expiresAt: string;
+}
+
+const INVALID_LOGIN = 'Invalid username or password.';
+
+/** POST /customer/login and GET /customer/logout: login tokens for customers and staff alike. */
+export class LoginService {
+  /** Verified against when the username is unknown, so both failures take the same time. */
+  readonly #decoyHash: Promise<string>;
+
+  constructor(
+    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; tokenTtlSeconds: number },
+  ) {
+    this.#decoyHash = hashPassword("decoy password, never anyone's");
+  }
+
+  /** The account these credentials open, or undefined; an unknown username takes as long as a wrong password. */
+  async verify(username: string, password: string): Promise<{ id: number; username: string; role: Role } | undefined> {
+    const account = await this.options.accounts.findLoginByUsername(username);
+    const matches = await verifyPassword(password, account?.passwordHash ?? (await this.#decoyHash));
+    return account && matches ? { id: account.id, username: account.username, role: account.role } : undefined;
+  }
+
+  async login(username: string, password: string): Promise<LoginToken> {
+    const account = await this.verify(username, password);
+    if (!account) throw new UnauthorizedError(INVALID_LOGIN);
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + this.options.tokenTtlSeconds * 1000);
+    const sessionId = await this.options.sessions.create(account.id, expiresAt.toISOString(), now.toISOString());
+    const token = await this.options.tokens.sign({ sessionId, accountId: account.id, expiresAt });
+    return { token, expiresAt: expiresAt.toISOString() };
+  }
+
+  /** Revokes the login token the principal presented; applies at once on this instance, within the auth cache TTL on others. */
+  async logout(principal: Principal): Promise<void> {
+    if (principal.credential.kind !== 'login_token') throw new UnauthorizedError('Log out with the login token itself.');
+    const sessionId = principal.credential.id;
+    await this.options.sessions.revoke(sessionId, new Date().toISOString());
+    this.options.tokens.forgetSessions((p) => p.credential.kind === 'login_token' && p.credential.id === sessionId);
+  }
+}

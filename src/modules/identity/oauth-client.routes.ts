@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { principalOf, type AuthRequirement } from '../../http/auth.js';
+import { errorResponses } from '../../http/common.schema.js';
+import { CreatedOAuthClient, OAuthClient, OAuthClientInput } from './oauth-client.schema.js';
+import type { OAuthClientService } from './oauth-client.service.js';
+
+const STAFF: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'admin' };
+const ClientRef = Type.Unsafe<Type.Static<typeof OAuthClient>>({ $ref: 'OAuthClient#' });
+
+export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClientService }> = async (app, { clients }) => {
+  app.addSchema(OAuthClient);
+  app.addSchema(CreatedOAuthClient);
+
+  app.post('/oauth-clients', {
+    config: { auth: STAFF, idempotent: true },
+    schema: {
+      tags: ['oauth-clients'],
+      operationId: 'registerOAuthClient',
+      summary: 'Register an OAuth 2.0 client (staff)',
+      description:
+        'A confidential client gets a `clientSecret`, shown in this answer only and stored as a hash; a public client (single-page or native app) gets none and must use PKCE. ' +
+        'Redirect URIs are matched exactly: https, or http on a loopback address (RFC 8252), never with a fragment. `refresh_token` comes with `authorization_code`; a public client cannot use `client_credentials`.',
+      body: OAuthClientInput,
+      response: { 201: Type.Unsafe({ $ref: 'CreatedOAuthClient#' }), ...errorResponses(400, 401, 403, 415, 422) },
+    },
+  }, async (request, reply) => {
+    const client = await clients.register(request.body, principalOf(request).accountId);
+    return reply.code(201).header('cache-control', 'no-store').header('location', `/v2/oauth-clients/${client.id}`).send(client);
+  });
+
+  app.get('/oauth-clients', {
+    config: { auth: STAFF },
+    schema: {
+      tags: ['oauth-clients'],
+      operationId: 'listOAuthClients',
+      summary: 'The registered OAuth clients (staff; never their secrets)',
+      description: 'Oldest first.',
+      response: { 200: Type.Object({ items: Type.Array(ClientRef) }), ...errorResponses(401, 403) },
+    },
+  }, async () => ({ items: await clients.list() }));
+
+  app.delete('/oauth-clients/:id', {
+    config: { auth: STAFF },
+    schema: {
+      tags: ['oauth-clients'],
+      operationId: 'deleteOAuthClient',
+      summary: 'Remove an OAuth client (staff)',
+      description: 'Its tokens and grants go with it once the authorization server issues them.',
+      params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
+      response: { 204: Type.Null({ description: 'Removed.' }), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (request, reply) => {
+    await clients.delete(request.params.id);
+    return reply.code(204).send(null);
+  });
+};

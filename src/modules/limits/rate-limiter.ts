@@ -1,0 +1,137 @@
+import { TooManyRequestsError } from '../../kernel/errors.js';
+import type { Plan } from '../../kernel/plans.js';
+import { secondsUntilFull, secondsUntilToken, type BucketSpec } from './bucket.rules.js';
+import { MemoryBucketStore, type BucketStore } from './bucket.store.js';
+
+
+/** Figures from configuration (decisions.md §7): per plan, and the per-minute ceiling. */
+export interface RateLimitSettings {
+  enabled: boolean;
+  free: { perHour: number; burst: number };
+  pro: { perHour: number; burst: number };
+  enterprise: { perSecond: number; burst: number };
+  /** Authenticated principals on Free and Pro: the 2.4.0 note's requests per minute. */
+  perMinute: number;
+}
+
+export type BruteForceKind = 'login' | 'signup' | 'token';
+
+/** Who is counted: an account on its plan, or an address (anonymous callers get Free). */
+export type Caller = { accountId: number; plan: Plan } | { ip: string };
+
+export interface Decision {
+  allowed: boolean;
+  /** IETF draft-ietf-httpapi-ratelimit-headers fields, set on every response. */
+  headers: Record<string, string>;
+  retryAfterSeconds: number;
+}
+
+const hourly = (name: string, perHour: number, burst: number): BucketSpec => ({ name, capacity: burst, refillPerSecond: perHour / 3600, quota: perHour, windowSeconds: 3600 });
+
+/**
+ * Token buckets by plan and per minute, checked as one step in the store. The store is Redis
+ * when configured (one budget for every instance) and this process otherwise; when Redis
+ * fails, requests are counted here until it answers again, and that is logged (at most every
+ * 30 s) rather than refusing every request.
+ */
+export class RateLimiter {
+  readonly #local = new MemoryBucketStore();
+  #redisDownUntil = 0;
+  #lastWarning = 0;
+
+  constructor(
+    private readonly settings: RateLimitSettings,
+    /** Sandbox multiplies every figure by 10 (decisions.md §6). */
+    private readonly multiplier: number,
+    private readonly shared: BucketStore | undefined,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  get enabled(): boolean {
+    return this.settings.enabled;
+  }
+
+  /** The buckets a caller draws from. */
+  specsFor(caller: Caller): { keys: string[]; specs: BucketSpec[] } {
+    const m = this.multiplier;
+    if ('ip' in caller) return { keys: [`ip:${caller.ip}`], specs: [hourly('anonymous', this.settings.free.perHour * m, this.settings.free.burst * m)] };
+    const id = `acct:${caller.accountId}`;
+    if (caller.plan === 'enterprise') {
+      const { perSecond, burst } = this.settings.enterprise;
+      return { keys: [id], specs: [{ name: 'enterprise', capacity: burst * m, refillPerSecond: perSecond * m, quota: perSecond * m, windowSeconds: 1 }] };
+    }
+    const plan = this.settings[caller.plan];
+    const perMinute = this.settings.perMinute * m;
+    return {
+      keys: [id, `${id}:minute`],
+      specs: [hourly(caller.plan, plan.perHour * m, plan.burst * m), { name: 'per-minute', capacity: perMinute, refillPerSecond: perMinute / 60, quota: perMinute, windowSeconds: 60 }],
+    };
+  }
+
+  async admit(caller: Caller): Promise<Decision> {
+    const { keys, specs } = this.specsFor(caller);
+    return this.#decide(keys, specs);
+  }
+
+  /**
+   * Login, sign-up and the token endpoint, per address and per username (or client id):
+   * password guessing is slowed wherever it comes from. Throws 429 when over.
+   */
+  async bruteForce(kind: BruteForceKind, ip: string, name?: string): Promise<void> {
+    if (!this.settings.enabled) return;
+    const m = this.multiplier;
+    const figures: Record<BruteForceKind, { ip: [number, number]; name: [number, number] }> = {
+      login: { ip: [120, 30], name: [20, 10] },
+      signup: { ip: [30, 10], name: [30, 10] },
+      token: { ip: [1200, 60], name: [1200, 60] },
+    };
+    const { ip: [ipRate, ipBurst], name: [nameRate, nameBurst] } = figures[kind];
+    const keys = [`${kind}:ip:${ip}`];
+    const specs = [hourly(`${kind}-per-address`, ipRate * m, ipBurst * m)];
+    if (name !== undefined) {
+      keys.push(`${kind}:name:${name.toLowerCase()}`);
+      specs.push(hourly(`${kind}-per-${kind === 'token' ? 'client' : 'username'}`, nameRate * m, nameBurst * m));
+    }
+    const decision = await this.#decide(keys, specs);
+    if (!decision.allowed) throw new TooManyRequestsError(`Too many ${kind === 'signup' ? 'sign-ups' : `${kind} attempts`}: try again in ${Math.ceil(decision.retryAfterSeconds)} s.`, decision.retryAfterSeconds);
+  }
+
+  async #decide(keys: string[], specs: BucketSpec[]): Promise<Decision> {
+    const { allowed, tokens } = await this.#take(keys, specs);
+    // The field reports the bucket closest to refusing.
+    let tightest = 0;
+    tokens.forEach((t, i) => {
+      if (t / specs[i]!.capacity < tokens[tightest]! / specs[tightest]!.capacity) tightest = i;
+    });
+    const spec = specs[tightest]!;
+    const retryAfterSeconds = Math.max(...tokens.map((t, i) => secondsUntilToken(t, specs[i]!)));
+    return {
+      allowed,
+      retryAfterSeconds,
+      headers: {
+        'ratelimit-policy': specs.map((s) => `"${s.name}";q=${round(s.quota)};w=${s.windowSeconds}`).join(', '),
+        ratelimit: `"${spec.name}";r=${Math.max(0, Math.floor(tokens[tightest]!))};t=${Math.ceil(allowed ? secondsUntilFull(tokens[tightest]!, spec) : retryAfterSeconds)}`,
+      },
+    };
+  }
+
+  async #take(keys: string[], specs: BucketSpec[]): Promise<{ allowed: boolean; tokens: number[] }> {
+    if (this.shared && Date.now() >= this.#redisDownUntil) {
+      try {
+        return await this.shared.take(keys, specs);
+      } catch (error) {
+        // Serve on this instance's buckets for a few seconds, then try Redis again.
+        this.#redisDownUntil = Date.now() + 5000;
+        if (Date.now() - this.#lastWarning > 30_000) {
+          this.#lastWarning = Date.now();
+          this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers`);
+        }
+      }
+    }
+    return this.#local.take(keys, specs);
+  }
+}
+
+function round(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(2);
+}

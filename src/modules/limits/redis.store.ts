@@ -1,0 +1,69 @@
+import { Redis } from 'ioredis';
+import type { BucketSpec } from './bucket.rules.js';
+import type { BucketStore } from './bucket.store.js';
+
+/**
+ * takeAll (bucket.rules.ts) as one Lua script, so a check and its update are one atomic step
+ * however many instances share the buckets (never read-then-write). Redis's clock is the one
+ * clock. Tokens are returned as strings: Redis would truncate Lua numbers to integers.
+ */
+const TAKE_ALL = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tokens = {}
+local allowed = 1
+for i = 1, #KEYS do
+  local capacity = tonumber(ARGV[i * 2 - 1])
+  local rate = tonumber(ARGV[i * 2])
+  local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
+  local held = tonumber(state[1])
+  if held == nil then
+    held = capacity
+  else
+    held = math.min(capacity, held + math.max(0, now - tonumber(state[2])) / 1000 * rate)
+  end
+  tokens[i] = held
+  if held < 1 then allowed = 0 end
+end
+local out = { allowed }
+for i = 1, #KEYS do
+  local capacity = tonumber(ARGV[i * 2 - 1])
+  local rate = tonumber(ARGV[i * 2])
+  if allowed == 1 then tokens[i] = tokens[i] - 1 end
+  redis.call('HSET', KEYS[i], 'tokens', tostring(tokens[i]), 'at', now)
+  redis.call('PEXPIRE', KEYS[i], math.ceil(capacity / rate * 1000) + 1000)
+  out[#out + 1] = tostring(tokens[i])
+end
+return out
+`;
+
+type TakeAllCommand = (numberOfKeys: number, ...args: (string | number)[]) => Promise<(number | string)[]>;
+
+/** Buckets in Redis: every call bounded (connect 1 s, command 250 ms, no queue while down). */
+export class RedisBucketStore implements BucketStore {
+  readonly #redis: Redis & { takeAll: TakeAllCommand };
+
+  constructor(url: string, private readonly prefix: string) {
+    const redis = new Redis(url, {
+      connectTimeout: 1000,
+      commandTimeout: 250,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: (attempt) => Math.min(attempt * 250, 2000),
+    });
+    // Reconnection errors are expected while Redis is down; the caller reports them once in a while.
+    redis.on('error', () => undefined);
+    redis.defineCommand('takeAll', { lua: TAKE_ALL });
+    this.#redis = redis as Redis & { takeAll: TakeAllCommand };
+  }
+
+  async take(keys: readonly string[], specs: readonly BucketSpec[]): Promise<{ allowed: boolean; tokens: number[] }> {
+    const args = specs.flatMap((spec) => [spec.capacity, spec.refillPerSecond]);
+    const [allowed, ...tokens] = await this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args);
+    return { allowed: Number(allowed) === 1, tokens: tokens.map(Number) };
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}

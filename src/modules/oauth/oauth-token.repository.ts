@@ -1,0 +1,177 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { Role } from '../../kernel/scopes.js';
+import type { OAuthTokenKind } from './oauth.table.js';
+
+/** A stored token with what it stands for. Reads accounts and oauth_clients (identity's tables) only to resolve who acts. */
+export interface StoredToken {
+  id: number;
+  grantId: number;
+  kind: OAuthTokenKind;
+  scopes: string;
+  redirectUri: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  expiresAt: Date;
+  consumed: boolean;
+  /** The token or its whole grant. */
+  revoked: boolean;
+  clientRowId: number;
+  clientId: string;
+  accountId: number;
+  username: string;
+  role: Role;
+}
+
+type TokenRow = {
+  id: number;
+  grant_id: number;
+  kind: OAuthTokenKind;
+  scopes: string;
+  redirect_uri: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  expires_at: Date | string;
+  consumed_at: Date | string | null;
+  revoked_at: Date | string | null;
+  grant_revoked_at: Date | string | null;
+  client_row_id: number;
+  client_id: string;
+  account_id: number;
+  username: string;
+  role: Role;
+};
+
+function toStored(row: TokenRow): StoredToken {
+  return {
+    id: Number(row.id),
+    grantId: Number(row.grant_id),
+    kind: row.kind,
+    scopes: row.scopes,
+    redirectUri: row.redirect_uri,
+    codeChallenge: row.code_challenge,
+    codeChallengeMethod: row.code_challenge_method,
+    expiresAt: new Date(row.expires_at),
+    consumed: row.consumed_at !== null,
+    revoked: row.revoked_at !== null || row.grant_revoked_at !== null,
+    clientRowId: Number(row.client_row_id),
+    clientId: row.client_id,
+    accountId: Number(row.account_id),
+    username: row.username,
+    role: row.role,
+  };
+}
+
+export class OAuthTokenRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async createGrant(input: { clientRowId: number; accountId: number; scopes: string; now: string }): Promise<number> {
+    const row = await this.db
+      .insertInto('oauth_grants')
+      .values({ client_id: input.clientRowId, account_id: input.accountId, scopes: input.scopes, created_at: input.now })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  async insertToken(input: {
+    grantId: number;
+    kind: OAuthTokenKind;
+    tokenHash: string;
+    scopes: string;
+    expiresAt: string;
+    now: string;
+    redirectUri?: string | null;
+    codeChallenge?: string | null;
+    codeChallengeMethod?: string | null;
+  }): Promise<number> {
+    const row = await this.db
+      .insertInto('oauth_tokens')
+      .values({
+        grant_id: input.grantId,
+        kind: input.kind,
+        token_hash: input.tokenHash,
+        scopes: input.scopes,
+        redirect_uri: input.redirectUri ?? null,
+        code_challenge: input.codeChallenge ?? null,
+        code_challenge_method: input.codeChallengeMethod ?? null,
+        expires_at: input.expiresAt,
+        created_at: input.now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+
+  /** The token with this hash, whatever its state (a consumed one is evidence of reuse). */
+  async findByHash(tokenHash: string, kind?: OAuthTokenKind): Promise<StoredToken | undefined> {
+    let query = this.db
+      .selectFrom('oauth_tokens as t')
+      .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
+      .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
+      .innerJoin('accounts as a', 'a.id', 'g.account_id')
+      .select([
+        't.id',
+        't.grant_id',
+        't.kind',
+        't.scopes',
+        't.redirect_uri',
+        't.code_challenge',
+        't.code_challenge_method',
+        't.expires_at',
+        't.consumed_at',
+        't.revoked_at',
+        'g.revoked_at as grant_revoked_at',
+        'c.id as client_row_id',
+        'c.client_id',
+        'a.id as account_id',
+        'a.username',
+        'a.role',
+      ])
+      .where('t.token_hash', '=', tokenHash);
+    if (kind) query = query.where('t.kind', '=', kind);
+    const row = await query.executeTakeFirst();
+    return row && toStored(row);
+  }
+
+  /** Who a client-credentials token acts as: the account that registered the client. */
+  async accountById(accountId: number): Promise<{ id: number; username: string; role: Role } | undefined> {
+    const row = await this.db.selectFrom('accounts').select(['id', 'username', 'role']).where('id', '=', accountId).executeTakeFirst();
+    return row && { id: Number(row.id), username: row.username, role: row.role };
+  }
+
+  /** Marks a code exchanged or a refresh token rotated; false when another request did first. */
+  async consume(tokenId: number, now: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('oauth_tokens')
+      .set({ consumed_at: now })
+      .where('id', '=', tokenId)
+      .where('consumed_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async revokeToken(tokenId: number, now: string): Promise<void> {
+    await this.db.updateTable('oauth_tokens').set({ revoked_at: now }).where('id', '=', tokenId).where('revoked_at', 'is', null).execute();
+  }
+
+  /** The grant and every token issued under it. */
+  async revokeGrant(grantId: number, now: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
+      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
+    });
+  }
+
+  /** Expired tokens and grants left with none, once nothing can use them. */
+  async pruneExpired(before: string): Promise<number> {
+    const result = await this.db.deleteFrom('oauth_tokens').where('expires_at', '<', before).executeTakeFirst();
+    await this.db
+      .deleteFrom('oauth_grants')
+      .where('created_at', '<', before)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('oauth_tokens').select('oauth_tokens.id').whereRef('oauth_tokens.grant_id', '=', 'oauth_grants.id'))))
+      .execute();
+    return Number(result.numDeletedRows);
+  }
+}

@@ -1,0 +1,59 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { FeatureModule } from '../../kernel/module.js';
+import type { CredentialResolver } from '../../kernel/principal.js';
+import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
+import type { AccountService, LoginService, OAuthClientService } from '../identity/identity.module.js';
+import { OAuthTokenRepository } from './oauth-token.repository.js';
+import { OAuthTokenResolver } from './oauth-token.resolver.js';
+import { InteractionSigner } from './oauth.interaction.js';
+import { oauthRoutes } from './oauth.routes.js';
+import { AuthorizationServer } from './oauth.service.js';
+
+export interface OAuthOptions {
+  db: Kysely<DB>;
+  environment: CheeseEnv;
+  authCacheTtlMs: number;
+  appSecret: string;
+  /** The issuer: this deployment's public URL. */
+  publicUrl: string;
+  clients: OAuthClientService;
+  logins: LoginService;
+  accounts: AccountService;
+  log: (message: string, details: Record<string, unknown>) => void;
+  /** Limits the login page and the token endpoint (the limits module). */
+  bruteForce?: BruteForceGuard;
+}
+
+export interface OAuthProvides {
+  /** Resolves OAuth access tokens (`oat_…`) on every route, beside API keys and login tokens. */
+  credentialResolver: CredentialResolver;
+}
+
+export type OAuthModule = FeatureModule<OAuthProvides>;
+
+const HOUR_MS = 3_600_000;
+
+/** The OAuth 2.0 authorization server (decisions.md §6) over the clients identity registers. */
+export function createOAuthModule(options: OAuthOptions): OAuthModule {
+  const tokens = new OAuthTokenRepository(options.db);
+  const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs });
+  // A deleted account's tokens stop working on this instance at once (others: within the cache TTL).
+  options.accounts.onForget((accountId) => resolver.forget({ accountId }));
+  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, log: options.log });
+  const signer = new InteractionSigner(options.appSecret);
+  return {
+    name: 'oauth',
+    rootRoutes: oauthRoutes({ server, signer, tokens, secureCookies: options.publicUrl.startsWith('https:'), bruteForce: options.bruteForce ?? NO_GUARD }),
+    jobs: [
+      {
+        name: 'oauth-token-pruning',
+        everyMs: HOUR_MS,
+        // A day's grace, so a reused refresh token is still recognised (and its family revoked) for a while after expiry.
+        run: (now = new Date()) => tokens.pruneExpired(new Date(now.getTime() - 24 * HOUR_MS).toISOString()),
+      },
+    ],
+    provides: { credentialResolver: resolver },
+  };
+}

@@ -1,0 +1,112 @@
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { ChangeContext } from '../../kernel/change-context.js';
+import { isCountryCode } from '../../kernel/countries.js';
+import { ConflictError, ValidationFailedError, type FieldError } from '../../kernel/errors.js';
+import type { CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
+import type { PaymentGateway } from './order.adapters.js';
+import type { OrderLifecycle } from './order.lifecycle.js';
+import type { OrderRecord, OrderRepository } from './order.repository.js';
+import { orderTotals } from './order.rules.js';
+import type { OrderActor, ShippingMethod } from './order.table.js';
+
+/** One requested line, with the body paths to name in errors. */
+export interface PlacementLine {
+  cheese: string | number;
+  grams: number;
+  field: string;
+  quantityField: string;
+}
+
+/** An order as both forms (and subscriptions) request it, normalised. */
+export interface Placement {
+  lines: PlacementLine[];
+  address: { street: string; city: string; state: string | null; zip: string | null; country: string };
+  /** Where the address's country sits in the body, for errors. */
+  countryField: string;
+  method: ShippingMethod;
+  notes: string | null;
+}
+
+/** Who the order is for, and who placed it (a subscription's order is placed by the system). */
+export interface OrderOwner {
+  accountId: number;
+  actor: OrderActor;
+}
+
+/**
+ * Placing an order inside the caller's transaction: the request checked, stock reserved,
+ * payment authorised, the order, its items, its first status and `order.placed` written, or
+ * an error and (the caller's transaction rolled back) nothing at all (decisions.md §5).
+ */
+export class OrderPlacement {
+  constructor(
+    private readonly options: { orders: OrderRepository; lifecycle: OrderLifecycle; stock: StockService; cheeses: CheeseDirectory; payments: PaymentGateway },
+  ) {}
+
+  async placeIn(trx: Transaction<DB>, placement: Placement, owner: OrderOwner, ctx: ChangeContext): Promise<OrderRecord> {
+    const { orders, lifecycle, stock } = this.options;
+    const problems: FieldError[] = [];
+    if (!isCountryCode(placement.address.country.toUpperCase())) problems.push({ field: placement.countryField, message: 'is not an ISO 3166-1 alpha-2 country code' });
+    const lines = await this.#resolve(trx, placement.lines, problems);
+    if (problems.length > 0) throw new ValidationFailedError(`The order is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}.`, problems);
+    const reservation = await stock.reserve(trx, lines, ctx);
+    const field = (cheeseId: number) => placement.lines[lines.findIndex((l) => l.cheeseId === cheeseId)]!;
+    const unavailable = reservation.problems.flatMap((p) => (p.kind === 'short' ? [] : [{ field: `${field(p.cheeseId).field}.cheeseId`, message: p.kind === 'unknown' ? 'no such cheese' : `${p.name} is ${p.status === 'unpriced' ? 'not for sale (no price)' : p.status}, not available` }]));
+    if (unavailable.length > 0) throw new ValidationFailedError(`Some cheeses cannot be ordered: ${unavailable.map((p) => p.message).join('; ')}.`, unavailable);
+    const short = reservation.problems.flatMap((p) => (p.kind === 'short' ? [{ field: field(p.cheeseId).quantityField, message: `${p.name}: ${p.availableGrams / 1000} kg in stock, ${p.requestedGrams / 1000} kg asked` }] : []));
+    if (short.length > 0) throw new ConflictError(`Not enough stock: ${short.map((p) => p.message).join('; ')}. Nothing was reserved.`, short);
+
+    const priced = lines.map((line, i) => ({ ...line, ...reservation.snapshots[i]! }));
+    const totals = orderTotals(priced, placement.method);
+    const now = new Date();
+    const { reference } = await this.options.payments.authorize({ orderKey: `${owner.accountId}:${now.getTime()}`, totalCents: totals.totalCents });
+    const orderId = await orders.insert(
+      trx,
+      {
+        account_id: owner.accountId,
+        status: 'placed',
+        shipping_method: placement.method,
+        shipping_fee_cents: totals.feeCents,
+        items_cents: totals.itemsCents,
+        total_cents: totals.totalCents,
+        ship_street: placement.address.street,
+        ship_city: placement.address.city,
+        ship_state: placement.address.state,
+        ship_zip: placement.address.zip,
+        ship_country: placement.address.country.toUpperCase(),
+        notes: placement.notes,
+        payment_reference: reference,
+        next_step_at: lifecycle.dueAfter('placed', now),
+        event_sequence: 1,
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+      },
+      priced.map((line, position) => ({ position, cheese_id: line.cheeseId, cheese_slug: line.slug, cheese_name: line.name, grams: line.grams, price_cents: line.priceCents })),
+    );
+    await orders.recordStatus(trx, orderId, 'placed', owner.actor, 'payment authorised', now.toISOString());
+    const record = (await orders.find(trx, orderId))!;
+    await lifecycle.recordEvent(trx, record, ctx);
+    return record;
+  }
+
+  /** Lines with their cheese ids; unknown cheeses and a cheese given twice are problems. */
+  async #resolve(trx: Transaction<DB>, lines: readonly PlacementLine[], problems: FieldError[]): Promise<{ cheeseId: number; grams: number }[]> {
+    const resolved: { cheeseId: number; grams: number }[] = [];
+    const seen = new Map<number, string>();
+    for (const line of lines) {
+      const cheese = await this.options.cheeses.find(trx, line.cheese);
+      if (!cheese) {
+        problems.push({ field: `${line.field}.cheeseId`, message: 'no such cheese' });
+        continue;
+      }
+      const first = seen.get(cheese.id);
+      if (first !== undefined) problems.push({ field: `${line.field}.cheeseId`, message: `the same cheese as ${first}: give each cheese one line` });
+      seen.set(cheese.id, line.field);
+      resolved.push({ cheeseId: cheese.id, grams: line.grams });
+    }
+    return resolved;
+  }
+
+}
+

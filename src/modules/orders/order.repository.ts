@@ -1,0 +1,163 @@
+import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { isPostgres } from '../../db/claim.js';
+import type { DB } from '../../db/schema.js';
+import { columnsExcept } from '../../db/table-columns.js';
+import { ORDER_COLUMNS, type OrderActor, type OrderItemTable, type OrderStatus, type OrderTable } from './order.table.js';
+
+const ORDER_SELECT = columnsExcept(ORDER_COLUMNS, []).map((column) => `o.${column}` as const);
+
+function selectOrders(db: Kysely<DB>) {
+  return db
+    .selectFrom('orders as o')
+    .leftJoin('accounts as a', 'a.id', 'o.account_id')
+    .select([...ORDER_SELECT, 'a.username as customer']);
+}
+
+export type OrderRecord = Awaited<ReturnType<ReturnType<typeof selectOrders>['executeTakeFirstOrThrow']>>;
+
+/** An order line as stored: the cheese's name, slug and price at placement. */
+export type ItemRecord = Omit<Selectable<OrderItemTable>, 'id'>;
+
+export interface OrderFilter {
+  /** Only this account's orders (a customer's own history); all when undefined (staff). */
+  accountId?: number;
+  statuses?: OrderStatus[];
+  createdFrom?: string;
+  createdTo?: string;
+  /** Keyset: orders with a smaller id (newest first). */
+  beforeId?: number;
+  limit: number;
+}
+
+export class OrderRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async insert(trx: Transaction<DB>, order: Insertable<OrderTable>, items: Omit<ItemRecord, 'order_id'>[]): Promise<number> {
+    const { id } = await trx.insertInto('orders').values(order).returning('id').executeTakeFirstOrThrow();
+    const orderId = Number(id);
+    await trx.insertInto('order_items').values(items.map((item) => ({ ...item, order_id: orderId }))).execute();
+    return orderId;
+  }
+
+  async recordStatus(trx: Transaction<DB>, orderId: number, status: OrderStatus, actor: OrderActor, note: string | null, at: string): Promise<void> {
+    await trx.insertInto('order_status_changes').values({ order_id: orderId, status, actor, note, at }).execute();
+  }
+
+  async find(executor: Kysely<DB>, id: number): Promise<OrderRecord | undefined> {
+    return selectOrders(executor).where('o.id', '=', id).executeTakeFirst();
+  }
+
+  /** The order, locked until the transaction ends on PostgreSQL (SQLite: one writer at a time). */
+  async lock(trx: Transaction<DB>, id: number): Promise<OrderRecord | undefined> {
+    const query = selectOrders(trx).where('o.id', '=', id);
+    return (isPostgres(trx) ? query.forUpdate('o') : query).executeTakeFirst();
+  }
+
+  async update(trx: Transaction<DB>, id: number, changes: Updateable<OrderTable>): Promise<void> {
+    await trx.updateTable('orders').set(changes).where('id', '=', id).execute();
+  }
+
+  async items(executor: Kysely<DB>, orderIds: readonly number[]): Promise<ItemRecord[]> {
+    if (orderIds.length === 0) return [];
+    return executor
+      .selectFrom('order_items')
+      .select(['order_id', 'position', 'cheese_id', 'cheese_slug', 'cheese_name', 'grams', 'price_cents'])
+      .where('order_id', 'in', [...orderIds])
+      .orderBy('order_id')
+      .orderBy('position')
+      .execute();
+  }
+
+  async page(filter: OrderFilter): Promise<OrderRecord[]> {
+    let query = selectOrders(this.db);
+    if (filter.accountId !== undefined) query = query.where('o.account_id', '=', filter.accountId);
+    if (filter.statuses?.length) query = query.where('o.status', 'in', filter.statuses);
+    if (filter.createdFrom) query = query.where('o.created_at', '>=', filter.createdFrom);
+    if (filter.createdTo) query = query.where('o.created_at', '<', filter.createdTo);
+    if (filter.beforeId !== undefined) query = query.where('o.id', '<', filter.beforeId);
+    return query.orderBy('o.id', 'desc').limit(filter.limit).execute();
+  }
+
+  async timeline(executor: Kysely<DB>, orderId: number): Promise<{ status: OrderStatus; at: Date | string; note: string | null }[]> {
+    return executor.selectFrom('order_status_changes').select(['status', 'at', 'note']).where('order_id', '=', orderId).orderBy('id').execute();
+  }
+
+  /**
+   * The id of one order whose automatic step is due, locked and skipped by every other
+   * worker until this transaction ends (`FOR UPDATE SKIP LOCKED` on PostgreSQL): selected by
+   * its state and due time, never by "after the last id seen".
+   */
+  async claimDue(trx: Transaction<DB>, now: string): Promise<number | undefined> {
+    const query = trx.selectFrom('orders').select('id').where('next_step_at', '<=', now).orderBy('next_step_at').limit(1);
+    const row = await (isPostgres(trx) ? query.forUpdate().skipLocked() : query).executeTakeFirst();
+    return row && Number(row.id);
+  }
+
+  /** Kilograms (as grams) of the account's orders delivered since `since`: what its tier follows. */
+  async deliveredGramsSince(executor: Kysely<DB>, accountId: number, since: string): Promise<number> {
+    const row = await executor
+      .selectFrom('orders as o')
+      .innerJoin('order_items as i', 'i.order_id', 'o.id')
+      .innerJoin('order_status_changes as s', (join) => join.onRef('s.order_id', '=', 'o.id').on('s.status', '=', 'delivered'))
+      .select(({ fn }) => fn.sum<number | string | null>('i.grams').as('grams'))
+      .where('o.account_id', '=', accountId)
+      .where('o.status', '=', 'delivered')
+      .where('s.at', '>=', since)
+      .executeTakeFirst();
+    return Number(row?.grams ?? 0);
+  }
+
+  /** Accounts with a delivery since `since`: whose tier may change as deliveries age out of the 12 months. */
+  async accountsDeliveredSince(executor: Kysely<DB>, since: string): Promise<number[]> {
+    const rows = await executor
+      .selectFrom('orders as o')
+      .innerJoin('order_status_changes as s', (join) => join.onRef('s.order_id', '=', 'o.id').on('s.status', '=', 'delivered'))
+      .select('o.account_id')
+      .distinct()
+      .where('o.account_id', 'is not', null)
+      .where('s.at', '>=', since)
+      .execute();
+    return rows.map((row) => Number(row.account_id));
+  }
+
+  /** The cheeses of the account's orders that were not cancelled: its history, for recommendations. */
+  async cheesesBoughtBy(executor: Kysely<DB>, accountId: number): Promise<Set<number>> {
+    const rows = await executor
+      .selectFrom('order_items as i')
+      .innerJoin('orders as o', 'o.id', 'i.order_id')
+      .select('i.cheese_id')
+      .distinct()
+      .where('o.account_id', '=', accountId)
+      .where('o.status', '!=', 'cancelled')
+      .where('i.cheese_id', 'is not', null)
+      .execute();
+    return new Set(rows.map((row) => Number(row.cheese_id)));
+  }
+
+  /** The account's orders that have not shipped yet, locked. */
+  async unshippedOf(trx: Transaction<DB>, accountId: number): Promise<number[]> {
+    const query = trx.selectFrom('orders').select('id').where('account_id', '=', accountId).where('status', 'in', ['placed', 'approved']).orderBy('id');
+    return (await (isPostgres(trx) ? query.forUpdate() : query).execute()).map((row) => Number(row.id));
+  }
+
+  /** Keeps the account's orders for the books without who and where: street, postcode and notes go. */
+  async anonymiseOf(trx: Transaction<DB>, accountId: number, now: string): Promise<void> {
+    await trx.updateTable('orders').set({ ship_street: '(removed)', ship_zip: null, notes: null, updated_at: now }).where('account_id', '=', accountId).execute();
+  }
+
+  /** Whether any order exists (the sandbox's orders 1 to 10 are made only in an empty shop). */
+  async any(executor: Kysely<DB>): Promise<boolean> {
+    return (await executor.selectFrom('orders').select('id').limit(1).executeTakeFirst()) !== undefined;
+  }
+
+  /** Open orders (not delivered, not cancelled) holding the cheese, locked. */
+  async openOrdersHolding(trx: Transaction<DB>, cheeseId: number): Promise<{ id: number; status: OrderStatus }[]> {
+    const query = trx
+      .selectFrom('orders')
+      .select(['id', 'status'])
+      .where('status', 'in', ['placed', 'approved', 'shipped'])
+      .where(({ exists, selectFrom }) => exists(selectFrom('order_items').select('order_items.id').whereRef('order_items.order_id', '=', 'orders.id').where('order_items.cheese_id', '=', cheeseId)))
+      .orderBy('id');
+    return (isPostgres(trx) ? query.forUpdate() : query).execute().then((rows) => rows.map((r) => ({ id: Number(r.id), status: r.status })));
+  }
+}

@@ -1,0 +1,212 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { ChangeContext } from '../../kernel/change-context.js';
+import { isCountryCode } from '../../kernel/countries.js';
+import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import type { Principal } from '../../kernel/principal.js';
+import type { CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
+import type { OrderPlacement } from './order.placement.js';
+import type { OrderLifecycle } from './order.lifecycle.js';
+import { toOrderView } from './order.mapper.js';
+import type { OrderRecord, OrderRepository } from './order.repository.js';
+import { triggerFor, type OrderTrigger } from './order.rules.js';
+import type { Placement } from './order.placement.js';
+import type { OrderPatchBody, OrderView, TrackingView } from './order.schema.js';
+import type { OrderActor, OrderStatus, ShippingMethod } from './order.table.js';
+import { toIso } from '../../db/columns.js';
+
+export type { Placement, PlacementLine } from './order.placement.js';
+
+export interface OrderQuery {
+  limit: number;
+  cursor?: string;
+  statuses?: OrderStatus[];
+  from?: string;
+  to?: string;
+  customer?: string;
+}
+
+const isStaff = (principal: Principal) => principal.role === 'admin';
+const actorOf = (principal: Principal | null): OrderActor => (principal === null ? 'system' : isStaff(principal) ? 'staff' : 'customer');
+
+export class OrderService {
+  constructor(
+    private readonly options: {
+      db: Kysely<DB>;
+      orders: OrderRepository;
+      lifecycle: OrderLifecycle;
+      stock: StockService;
+      cheeses: CheeseDirectory;
+      placement: OrderPlacement;
+      /** The account id of a username, for staff filtering by customer. */
+      accountIdOf: (username: string) => Promise<number | undefined>;
+    },
+  ) {}
+
+  /**
+   * Places the order: stock reserved, payment authorised, the order, its items, its first
+   * status and `order.placed` written in one transaction, or nothing at all (decisions.md §5).
+   */
+  async place(placement: Placement, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
+    const { db, stock } = this.options;
+    const order = await db.transaction().execute((trx) => this.options.placement.placeIn(trx, placement, { accountId: principal.accountId, actor: actorOf(principal) }, ctx));
+    stock.changed();
+    return this.#view(db, order);
+  }
+
+  async get(id: number, principal: Principal): Promise<OrderView> {
+    return this.#view(this.options.db, await this.#visible(this.options.db, id, principal));
+  }
+
+  async list(principal: Principal, query: OrderQuery): Promise<{ items: OrderView[]; hasMore: boolean; nextCursor: string | null }> {
+    let accountId: number | undefined = isStaff(principal) ? undefined : principal.accountId;
+    if (query.customer !== undefined) {
+      if (!isStaff(principal)) throw new ForbiddenError('Only staff filter orders by customer; yours are the only ones you see.');
+      accountId = (await this.options.accountIdOf(query.customer)) ?? -1;
+    }
+    const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const records = await this.options.orders.page({ accountId, statuses: query.statuses, createdFrom: query.from, createdTo: query.to, beforeId, limit: query.limit + 1 });
+    const page = records.slice(0, query.limit);
+    const items = await this.#views(this.options.db, page);
+    const hasMore = records.length > query.limit;
+    return { items, hasMore, nextCursor: hasMore ? encodeCursor(Number(page.at(-1)!.id)) : null };
+  }
+
+  /** DELETE: placed or approved → cancelled, stock given back; cancelled again is fine (204). */
+  async cancel(id: number, principal: Principal, ctx: ChangeContext): Promise<void> {
+    const { db, lifecycle, stock } = this.options;
+    await db.transaction().execute(async (trx) => {
+      const order = await this.#visible(trx, id, principal);
+      if (order.status === 'cancelled') return;
+      await lifecycle.apply(trx, id, 'cancel', actorOf(principal), ctx);
+    });
+    stock.changed();
+  }
+
+  /**
+   * JSON merge patch: the owner (or staff) changes `notes` and the address while the order is
+   * `placed`; staff alone drive `status` (with `carrier` and `trackingNumber` when shipping).
+   */
+  async patch(id: number, body: OrderPatchBody, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
+    const { db, orders, lifecycle, stock } = this.options;
+    const staffFields = (['status', 'carrier', 'trackingNumber'] as const).filter((name) => body[name] !== undefined);
+    const record = await db.transaction().execute(async (trx) => {
+      let order = await this.#visible(trx, id, principal);
+      if (staffFields.length > 0 && !isStaff(principal)) throw new ForbiddenError(`Only staff may set ${staffFields.join(', ')}.`);
+      if ((body.carrier !== undefined || body.trackingNumber !== undefined) && body.status !== 'shipped') {
+        throw ValidationFailedError.field(body.carrier !== undefined ? 'carrier' : 'trackingNumber', 'is set only when shipping (status "shipped")');
+      }
+      if (body.notes !== undefined || body.shippingAddress !== undefined) {
+        if (order.status !== 'placed') throw new ConflictError(`The order is ${order.status}: notes and the address change only while it is placed.`);
+        const address = body.shippingAddress;
+        if (address?.country !== undefined && !isCountryCode(address.country.toUpperCase())) throw ValidationFailedError.field('shippingAddress.country', 'is not an ISO 3166-1 alpha-2 country code');
+        await orders.update(trx, id, {
+          ...(body.notes !== undefined ? { notes: body.notes } : {}),
+          ...(address?.street !== undefined ? { ship_street: address.street } : {}),
+          ...(address?.city !== undefined ? { ship_city: address.city } : {}),
+          ...(address?.state !== undefined ? { ship_state: address.state } : {}),
+          ...(address?.zipCode !== undefined ? { ship_zip: address.zipCode } : {}),
+          ...(address?.country !== undefined ? { ship_country: address.country.toUpperCase() } : {}),
+          updated_at: new Date().toISOString(),
+        });
+        order = (await orders.find(trx, id))!;
+      }
+      if (body.status !== undefined && body.status !== order.status) {
+        order = await lifecycle.apply(trx, id, triggerFor(body.status)!, 'staff', ctx, { carrier: body.carrier, trackingNumber: body.trackingNumber });
+      }
+      return order;
+    });
+    if (body.status !== undefined) stock.changed();
+    return this.#view(db, record);
+  }
+
+  async tracking(id: number, principal: Principal): Promise<TrackingView> {
+    const { db, orders } = this.options;
+    const order = await this.#visible(db, id, principal);
+    if (order.carrier === null || order.tracking_number === null || order.estimated_delivery === null) {
+      throw new ConflictError(`The order is ${order.status}: tracking starts once it has shipped.`);
+    }
+    const timeline = await orders.timeline(db, id);
+    return {
+      orderId: id,
+      status: order.status,
+      carrier: order.carrier,
+      trackingNumber: order.tracking_number,
+      estimatedDelivery: toIso(order.estimated_delivery),
+      timeline: timeline.map((change) => ({ status: change.status, at: toIso(change.at), note: change.note })),
+    };
+  }
+
+  /** Sandbox and development: the next automatic step, now (409 when there is none). */
+  async advance(id: number, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
+    const { db, lifecycle, stock } = this.options;
+    const record = await db.transaction().execute(async (trx) => {
+      const order = await this.#visible(trx, id, principal);
+      const trigger = order.status === 'placed' ? 'capture' : order.status === 'approved' ? 'ship' : order.status === 'shipped' ? 'deliver' : null;
+      if (trigger === null) throw new ConflictError(`The order is ${order.status}: it has no next state.`);
+      return lifecycle.apply(trx, id, trigger, actorOf(principal), ctx);
+    });
+    stock.changed();
+    return this.#view(db, record);
+  }
+
+  /**
+   * Sandbox and development: orders 1 to 10 for client developers to read and move on (the
+   * Form A note), placed by the test customer in a spread of states. Only in a shop without
+   * orders, so they get those ids; returns how many were made.
+   */
+  async seedSandbox(customer: Principal): Promise<number> {
+    const { db, lifecycle, cheeses } = this.options;
+    if (await this.options.orders.any(db)) return 0;
+    const cheeseIds = await cheeses.orderable(db, 5000, 10);
+    if (cheeseIds.length === 0) return 0;
+    const targets: OrderStatus[] = ['placed', 'placed', 'approved', 'approved', 'shipped', 'shipped', 'delivered', 'delivered', 'cancelled', 'cancelled'];
+    const methods: ShippingMethod[] = ['standard', 'temperature_controlled', 'express_chilled'];
+    const ctx: ChangeContext = { requestId: null, principal: customer };
+    for (const [i, target] of targets.entries()) {
+      const order = await this.place(
+        {
+          lines: [{ cheese: cheeseIds[i % cheeseIds.length]!, grams: 1000 + 250 * (i % 4), field: 'items.0', quantityField: 'items.0.quantity_kg' }],
+          address: { street: `${i + 1} Test Street`, city: 'Sandbox City', state: null, zip: '00000', country: 'FR' },
+          countryField: 'shipping.address.country',
+          method: methods[i % methods.length]!,
+          notes: `Sandbox order ${i + 1}: ${target}`,
+        },
+        customer,
+        ctx,
+      );
+      const path: OrderTrigger[] = target === 'cancelled' ? ['cancel'] : (['capture', 'ship', 'deliver'] as const).slice(0, ['placed', 'approved', 'shipped', 'delivered'].indexOf(target));
+      for (const trigger of path) await db.transaction().execute((trx) => lifecycle.apply(trx, order.id, trigger, 'system', ctx));
+      // Fixtures keep their state: the worker leaves them alone (the sandbox advance moves them on).
+      await db.transaction().execute((trx) => this.options.orders.update(trx, order.id, { next_step_at: null }));
+    }
+    this.options.stock.changed();
+    return targets.length;
+  }
+
+  /** The order if the principal may see it: their own, or any for staff. Another's is a 404, so ids cannot be probed. */
+  async #visible(executor: Kysely<DB>, id: number, principal: Principal): Promise<OrderRecord> {
+    const order = await (executor.isTransaction ? this.options.orders.lock(executor as Transaction<DB>, id) : this.options.orders.find(executor, id));
+    if (!order || (!isStaff(principal) && Number(order.account_id) !== principal.accountId)) throw new NotFoundError(`Order ${id} not found.`);
+    return order;
+  }
+
+  async #view(executor: Kysely<DB>, record: OrderRecord): Promise<OrderView> {
+    return (await this.#views(executor, [record]))[0]!;
+  }
+
+  async #views(executor: Kysely<DB>, records: readonly OrderRecord[]): Promise<OrderView[]> {
+    const items = await this.options.orders.items(executor, records.map((r) => Number(r.id)));
+    return records.map((record) => toOrderView(record, items.filter((item) => Number(item.order_id) === Number(record.id))));
+  }
+}
+
+function encodeCursor(lastId: number): string {
+  return Buffer.from(`order:${lastId}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^order:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new InvalidRequestError('The cursor is not one this API gave out: start again without it.', [{ field: 'cursor', message: 'is invalid' }]);
+  return Number(match[1]);
+}

@@ -1,0 +1,162 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { toIso, toIsoOrNull } from '../../db/columns.js';
+import type { ChangeContext } from '../../kernel/change-context.js';
+import { SYSTEM_CONTEXT } from '../../kernel/change-context.js';
+import { AppError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import type { Principal } from '../../kernel/principal.js';
+import type { CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
+import type { CustomerService, PreferencesService } from '../customers/customers.module.js';
+import type { Outbox } from '../outbox/outbox.module.js';
+import type { OrderPlacement } from './order.placement.js';
+import type { OrderRepository } from './order.repository.js';
+import { kilogramsToGrams } from './order.rules.js';
+import { recommend } from './recommendation.rules.js';
+import type { SubscriptionRecord, SubscriptionRepository } from './subscription.repository.js';
+import { nextMonthlyRun } from './subscription.rules.js';
+import type { SubscriptionInputBody, SubscriptionView } from './subscription.schema.js';
+
+function toView(row: SubscriptionRecord): SubscriptionView {
+  return {
+    plan: 'cheese_of_the_month',
+    status: row.status,
+    quantityKg: row.grams / 1000,
+    shipping: { method: row.shipping_method, address: { line1: row.ship_street, city: row.ship_city, region: row.ship_state, postalCode: row.ship_zip, country: row.ship_country } },
+    dayOfMonth: row.day_of_month,
+    nextOrderAt: toIsoOrNull(row.next_order_at),
+    lastOrderId: row.last_order_id === null ? null : Number(row.last_order_id),
+    lastProblem: row.last_problem,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+/**
+ * The cheese-of-the-month subscription. Each month the worker picks the customer's best
+ * recommendation (never an allergen) and places a real order for it, through the same
+ * placement as any order, in the transaction that claims the month.
+ */
+export class SubscriptionService {
+  constructor(
+    private readonly options: {
+      db: Kysely<DB>;
+      subscriptions: SubscriptionRepository;
+      customers: CustomerService;
+      preferences: PreferencesService;
+      cheeses: CheeseDirectory;
+      orders: OrderRepository;
+      placement: OrderPlacement;
+      stock: StockService;
+      outbox: Outbox;
+    },
+  ) {}
+
+  async get(username: string, principal: Principal): Promise<SubscriptionView> {
+    const { db, customers, subscriptions } = this.options;
+    const customer = await customers.require(db, username, principal);
+    const row = await subscriptions.ofAccount(db, customer.id);
+    if (!row) throw new NotFoundError(`${customer.username} has no subscription.`);
+    return toView(row);
+  }
+
+  /** PUT: starts or replaces the subscription (active again if it was cancelled). */
+  async save(username: string, input: SubscriptionInputBody, principal: Principal, ctx: ChangeContext): Promise<{ view: SubscriptionView; created: boolean }> {
+    const grams = kilogramsToGrams(input.quantity_kg);
+    if ('problem' in grams) throw ValidationFailedError.field('quantity_kg', grams.problem);
+    const { db, customers, subscriptions, outbox } = this.options;
+    return db.transaction().execute(async (trx) => {
+      const customer = await customers.require(trx, username, principal);
+      const now = new Date();
+      const day = input.dayOfMonth ?? 1;
+      const address = input.shipping.address;
+      const outcome = await subscriptions.save(trx, {
+        account_id: customer.id,
+        status: 'active',
+        grams: grams.grams,
+        shipping_method: input.shipping.method,
+        ship_street: address.line1,
+        ship_city: address.city,
+        ship_state: address.region ?? null,
+        ship_zip: address.postalCode ?? null,
+        ship_country: address.country.toUpperCase(),
+        day_of_month: day,
+        next_order_at: nextMonthlyRun(now, day).toISOString(),
+        last_problem: null,
+        created_at: now.toISOString(),
+        updated_at: now.toISOString(),
+      });
+      const view = toView((await subscriptions.ofAccount(trx, customer.id))!);
+      await outbox.record(trx, [this.#event(customer, outcome === 'created' ? 'started' : 'changed', view)], ctx);
+      return { view, created: outcome === 'created' };
+    });
+  }
+
+  async cancel(username: string, principal: Principal, ctx: ChangeContext): Promise<void> {
+    const { db, customers, subscriptions, outbox } = this.options;
+    await db.transaction().execute(async (trx) => {
+      const customer = await customers.require(trx, username, principal);
+      const row = await subscriptions.ofAccount(trx, customer.id);
+      if (!row || row.status === 'cancelled') throw new NotFoundError(`${customer.username} has no active subscription.`);
+      await subscriptions.update(trx, Number(row.id), { status: 'cancelled', next_order_at: null, updated_at: new Date().toISOString() });
+      await outbox.record(trx, [this.#event(customer, 'cancelled', toView((await subscriptions.ofAccount(trx, customer.id))!))], ctx);
+    });
+  }
+
+  /** The worker's part: every month that is due, one order each, placed once. Returns how many. */
+  async placeDue(now: Date): Promise<number> {
+    const { db, subscriptions } = this.options;
+    let placed = 0;
+    for (let i = 0; i < 100; i++) {
+      let claimed: SubscriptionRecord | undefined;
+      try {
+        const done = await db.transaction().execute(async (trx) => {
+          claimed = await subscriptions.claimDue(trx, now.toISOString());
+          if (!claimed) return false;
+          const orderId = await this.#placeMonth(trx, claimed);
+          await subscriptions.update(trx, Number(claimed.id), { next_order_at: nextMonthlyRun(now, claimed.day_of_month).toISOString(), last_order_id: orderId, last_problem: null, updated_at: new Date().toISOString() });
+          return true;
+        });
+        if (!done) break;
+        placed++;
+      } catch (error) {
+        if (!(error instanceof AppError) || !claimed) throw error;
+        // Nothing suitable in stock: nothing was placed (the transaction rolled back); try again tomorrow.
+        await subscriptions.update(db, Number(claimed.id), { next_order_at: new Date(now.getTime() + 86_400_000).toISOString(), last_problem: error.message.slice(0, 500), updated_at: new Date().toISOString() });
+      }
+    }
+    if (placed > 0) this.options.stock.changed();
+    return placed;
+  }
+
+  async #placeMonth(trx: Parameters<OrderPlacement['placeIn']>[0], sub: SubscriptionRecord): Promise<number> {
+    const { preferences, cheeses, orders, placement } = this.options;
+    const accountId = Number(sub.account_id);
+    const tastes = await preferences.ofAccount(trx, accountId);
+    const catalogue = await cheeses.profiles(trx);
+    const bought = await orders.cheesesBoughtBy(trx, accountId);
+    const pick = recommend(catalogue, tastes, bought, 1)[0];
+    if (!pick) throw new NotFoundError('No cheese in the catalogue suits this customer this month.');
+    const record = await placement.placeIn(
+      trx,
+      {
+        lines: [{ cheese: pick.cheese.id, grams: sub.grams, field: 'items.0', quantityField: 'quantity_kg' }],
+        address: { street: sub.ship_street, city: sub.ship_city, state: sub.ship_state, zip: sub.ship_zip, country: sub.ship_country },
+        countryField: 'shipping.address.country',
+        method: sub.shipping_method,
+        notes: `Cheese of the month: ${pick.cheese.name}`,
+      },
+      { accountId, actor: 'system' },
+      SYSTEM_CONTEXT,
+    );
+    return Number(record.id);
+  }
+
+  #event(customer: { id: number; username: string }, action: 'started' | 'changed' | 'cancelled', view: SubscriptionView) {
+    return {
+      type: 'customer.subscription_changed' as const,
+      aggregateType: 'customer',
+      aggregateId: String(customer.id),
+      data: { customer_id: String(customer.id), username: customer.username, action, plan: view.plan, status: view.status, quantity_kg: view.quantityKg, day_of_month: view.dayOfMonth, shipping_method: view.shipping.method, next_order_at: view.nextOrderAt },
+    };
+  }
+}

@@ -1,0 +1,12 @@
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { FeatureModule } from '../../kernel/module.js';
+import { Outbox } from './outbox.writer.js';
+
+export { Outbox, EVENT_TYPES, type EventType, type NewEvent } from './outbox.writer.js';
+
+export type OutboxModule = FeatureModule<{ outbox: Outbox }>;
+
+/** The transactional outbox: other modules record events through `provides.outbox`, inside their own transactions. */
+export function createOutboxModule(options: { environment: CheeseEnv; apiVersion: string }): OutboxModule {
+  return { name: 'outbox', jobs: [], provides: { outbox: new Outbox(options) } };
+}

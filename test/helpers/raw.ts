@@ -1,0 +1,47 @@
+import net from 'node:net';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The server closed the connection. */
+  closed: boolean;
+}
+
+/** Parses the first HTTP/1.1 response in `text`. */
+export function parseResponse(text: string, closed: boolean): RawResponse {
+  const [head = '', ...rest] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n'), closed };
+}
+
+/**
+ * Writes raw bytes to the server and collects what comes back until the server closes the
+ * connection or `waitMs` passes: for requests fetch cannot express (no Host, CONNECT, a
+ * stalled body, a lying Content-Length).
+ */
+export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 2000): Promise<RawResponse & { raw: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ ...parseResponse(received, closed), raw: received });
+    };
+    const timer = setTimeout(finish, waitMs);
+    socket.on('data', (data) => (received += data.toString('utf8')));
+    socket.on('close', () => {
+      closed = true;
+      finish();
+    });
+    socket.on('error', (error) => (received ? finish() : reject(error)));
+    socket.on('connect', () => chunks.forEach((chunk) => socket.write(chunk)));
+  });
+}
+
+export function portOf(baseUrl: string): number {
+  return Number(new URL(baseUrl).port);
+}
