@@ -12,11 +12,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { cpuFigures, cpuSample, fmt } from './measure.js';
-import { cleanup, fail, freePort, pinning, runCli, runState, startChild, waitForHealth } from './processes.js';
+import { benchSchema, cleanup, fail, freePort, pinning, runCli, runState, startChild, waitForHealth } from './processes.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 
 const { values: args } = parseArgs({ options: { 'database-url': { type: 'string' }, duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } });
@@ -36,13 +34,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const databaseUrl = args['database-url'];
-  const schema = databaseUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
-  if (databaseUrl) {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(`create schema ${schema}`);
-    await client.end();
-  }
+  const { schema, drop: dropSchema } = await benchSchema(databaseUrl);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     CHEESE_ENV: 'production',
@@ -120,12 +112,7 @@ end
     console.log(`| ${fmt(result.rps)} | ${fmt(result.p50Ms, 1)} | ${fmt(result.p99Ms, 1)} | ${fmt(cpu.serverCpu)}% | ${fmt(cpuPerOrder)} | ${result.non2xx + result.socketErrors} | ${orders} | ${stockRight ? 'yes' : `NO (${stock} g in stock, ${CHEESES * START_GRAMS - held} g expected)`} |`);
     if (result.non2xx + result.socketErrors > 0 || !stockRight) process.exitCode = 1;
   } finally {
-    if (databaseUrl) {
-      const client = new pg.Client({ connectionString: databaseUrl });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
-    }
+    await dropSchema();
   }
 }
 

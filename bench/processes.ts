@@ -5,6 +5,8 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -165,4 +167,24 @@ export function runCli(cliArgs: string[], env: NodeJS.ProcessEnv): string {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...cliArgs], { cwd: ROOT, env, encoding: 'utf8', timeout: 180_000 });
   if (result.status !== 0) throw new BenchError(`cli ${cliArgs.join(' ')} failed (${result.status ?? result.signal}):\n${result.stdout}${result.stderr}`);
   return result.stdout;
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+async function onPostgres(databaseUrl: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh schema for one bench run on the PostgreSQL given (undefined on SQLite), and how to drop it. */
+export async function benchSchema(databaseUrl: string | undefined): Promise<{ schema: string | undefined; drop(): Promise<void> }> {
+  if (!databaseUrl) return { schema: undefined, drop: async () => {} };
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  await onPostgres(databaseUrl, `create schema ${schema}`);
+  return { schema, drop: () => onPostgres(databaseUrl, `drop schema if exists ${schema} cascade`) };
 }

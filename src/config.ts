@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import type { RateLimitSettings } from './modules/limits/limits.module.js';
+import type { WebhookSettings } from './modules/webhooks/webhooks.module.js';
 import { Compile } from 'typebox/compile';
 
 import { ENVIRONMENTS, type CheeseEnv } from './kernel/environment.js';
@@ -56,7 +57,10 @@ export interface AppConfig {
   redisKeyPrefix: string;
   /** Seconds before each automatic order step (payment capture, shipping, delivery); -1 leaves it to staff. */
   orderDelays: { captureS: number; shipS: number; deliverS: number };
+  /** Webhook delivery (decisions.md §8). */
+  webhooks: WebhookSettings;
 }
+
 
 /** Seconds, fractions allowed (`0.5`), or -1 for "off". */
 const STEP_DELAY = '^(?:-1|[0-9]{1,7}(?:\\.[0-9]{1,3})?)$';
@@ -102,6 +106,12 @@ const EnvSchema = Type.Object({
   PAYMENT_CAPTURE_DELAY_S: Type.Optional(Type.String({ pattern: STEP_DELAY })),
   SHIP_DELAY_S: Type.Optional(Type.String({ pattern: STEP_DELAY })),
   DELIVER_DELAY_S: Type.Optional(Type.String({ pattern: STEP_DELAY })),
+  WEBHOOK_RETRY_SCHEDULE_S: Type.Optional(Type.String({ pattern: '^\\s*[0-9]{1,7}(\\.[0-9]{1,3})?(\\s*,\\s*[0-9]{1,7}(\\.[0-9]{1,3})?){0,19}\\s*$' })),
+  WEBHOOK_TIMEOUT_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{1,5}$' })),
+  WEBHOOK_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  WEBHOOK_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
+  WEBHOOK_POLL_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{1,6}$' })),
 });
 type Env = Static<typeof EnvSchema>;
 const envValidator = Compile(EnvSchema);
@@ -175,7 +185,24 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
       shipS: Number(env.SHIP_DELAY_S ?? 60),
       deliverS: Number(env.DELIVER_DELAY_S ?? 300),
     },
+    webhooks: {
+      retryScheduleS: parseSchedule(env.WEBHOOK_RETRY_SCHEDULE_S ?? '0,60,300,1800,7200,43200'),
+      timeoutMs: Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000),
+      retentionDays: Number(env.WEBHOOK_RETENTION_DAYS ?? 30),
+      concurrency: Number(env.WEBHOOK_CONCURRENCY ?? 64),
+      endpointConcurrency: Number(env.WEBHOOK_ENDPOINT_CONCURRENCY ?? 8),
+      pollMs: Number(env.WEBHOOK_POLL_MS ?? 1000),
+    },
   };
+}
+
+/** `0,60,300`: the offsets must not go backwards (attempt n is never due before attempt n-1). */
+function parseSchedule(text: string): number[] {
+  const delays = text.split(',').map((part) => Number(part.trim()));
+  if (delays.some((delay, i) => i > 0 && delay < delays[i - 1]!)) {
+    throw new ConfigError(`invalid configuration: WEBHOOK_RETRY_SCHEDULE_S must not decrease (${text})`);
+  }
+  return delays;
 }
 
 /** The origin the server is reached at when nothing says otherwise: the bound address (localhost when bound to all). */

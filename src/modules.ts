@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/database.js';
-import type { Job } from './kernel/module.js';
+import type { Job, Worker } from './kernel/module.js';
 import { API_VERSION } from './version.js';
 import { createOutboxModule, type OutboxModule } from './modules/outbox/outbox.module.js';
 import { createIdentityModule, type IdentityModule } from './modules/identity/identity.module.js';
@@ -12,6 +12,7 @@ import { createOAuthModule, type OAuthModule } from './modules/oauth/oauth.modul
 import { createLimitsModule, type LimitsModule } from './modules/limits/limits.module.js';
 import { createIdempotencyModule, type IdempotencyModule } from './modules/idempotency/idempotency.module.js';
 import { createOrdersModule, type OrdersModule } from './modules/orders/orders.module.js';
+import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/webhooks.module.js';
 import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
 import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
@@ -27,6 +28,7 @@ export interface Modules {
   customers: CustomersModule;
   oauth: OAuthModule;
   orders: OrdersModule;
+  webhooks: WebhooksModule;
 }
 
 /**
@@ -97,11 +99,24 @@ export function createModules(config: AppConfig, database: Database, log: (messa
   });
   ordersDeletion.port = orders.provides.cheeseDeletion;
   ordersDeletion.account = orders.provides.accountDeletion;
-  return { limits, idempotency: createIdempotencyModule({ db }), outbox, health, identity, catalogue, customers, oauth, orders };
+  const webhooks = createWebhooksModule({
+    db,
+    environment: config.env,
+    outbox: outbox.provides.outbox,
+    appSecret: config.appSecret,
+    settings: config.webhooks,
+    afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
+    log,
+  });
+  return { limits, idempotency: createIdempotencyModule({ db }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks };
 }
 
 export function jobsOf(modules: Modules): Job[] {
   return Object.values(modules).flatMap((module) => module.jobs);
+}
+
+export function workersOf(modules: Modules): Worker[] {
+  return Object.values(modules).flatMap((module: { workers?: Worker[] }) => module.workers ?? []);
 }
 
 /** Every credential format the service accepts: API keys, login tokens, OAuth access tokens. */

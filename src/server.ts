@@ -4,7 +4,7 @@ import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startJobs } from './jobs.js';
-import { jobsOf } from './modules.js';
+import { jobsOf, workersOf } from './modules.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -20,7 +20,13 @@ async function main(): Promise<void> {
   });
   const stopJobs = startJobs(jobsOf(app.modules), app.log);
   app.addHook('onClose', async () => stopJobs());
+  const workers = workersOf(app.modules);
+  // Registered after the database's own onClose hook, so it runs first (Fastify runs onClose in reverse).
+  app.addHook('onClose', async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+  });
   await app.listen({ port: config.port, host: config.host });
+  for (const worker of workers) worker.start();
 
   const base = config.publicUrl;
   app.log.info({ database: app.database.location, environment: config.env, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');

@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { createTestStorage, processEnvFor, type TestStorage } from './helpers/database.js';
 import { freePort } from './helpers/oauth.js';
+import { startServer } from './helpers/server.js';
 
 /**
  * The server is killed (SIGKILL) while orders are being placed and the lifecycle runs, then
@@ -16,18 +17,7 @@ let storage: TestStorage;
 let env: NodeJS.ProcessEnv;
 let server: ChildProcess | undefined;
 
-async function start(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port) } });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('Interactive docs')) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return child;
-}
+const start = (port: number) => startServer(env, port);
 
 beforeAll(async () => {
   storage = await createTestStorage();

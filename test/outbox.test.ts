@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const context = { requestId: 'req-1', environment: 'development' as const, apiVersion: '2.4.0' };
-const event = { type: 'cheese.new_arrival' as const, aggregateType: 'cheese', aggregateId: '1', data: { cheese_id: '1' } };
+const event = { type: 'cheese.new_arrival' as const, audience: 'public' as const, aggregateType: 'cheese', aggregateId: '1', data: { cheese_id: '1' } };
 
 async function outboxRows() {
   return t.database.db.selectFrom('outbox').select(['event_id', 'type', 'data', 'metadata']).orderBy('id').execute();

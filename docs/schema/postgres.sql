@@ -186,6 +186,7 @@ column outbox.data text not null
 column outbox.metadata text not null
 column outbox.created_at timestamp with time zone not null
 column outbox.dispatched_at timestamp with time zone
+column outbox.audience text not null default 'staff'::text
 column subscriptions.id bigint not null
 column subscriptions.account_id bigint not null
 column subscriptions.status text not null
@@ -205,6 +206,45 @@ column subscriptions.updated_at timestamp with time zone not null
 column tags.id bigint not null
 column tags.name text not null
 column tags.created_at timestamp with time zone not null
+column webhook_attempts.id bigint not null
+column webhook_attempts.delivery_id bigint not null
+column webhook_attempts.webhook_id bigint not null
+column webhook_attempts.event_id text not null
+column webhook_attempts.event_type text not null
+column webhook_attempts.attempt integer not null
+column webhook_attempts.outcome text not null
+column webhook_attempts.status_code integer
+column webhook_attempts.latency_ms integer not null
+column webhook_attempts.error text
+column webhook_attempts.next_attempt_at timestamp with time zone
+column webhook_attempts.created_at timestamp with time zone not null
+column webhook_deliveries.id bigint not null
+column webhook_deliveries.webhook_id bigint not null
+column webhook_deliveries.outbox_id bigint not null
+column webhook_deliveries.event_id text not null
+column webhook_deliveries.event_type text not null
+column webhook_deliveries.state text not null
+column webhook_deliveries.attempts integer not null
+column webhook_deliveries.max_attempts integer not null
+column webhook_deliveries.schedule_start timestamp with time zone not null
+column webhook_deliveries.next_attempt_at timestamp with time zone not null
+column webhook_deliveries.lease_until timestamp with time zone
+column webhook_deliveries.created_at timestamp with time zone not null
+column webhook_deliveries.updated_at timestamp with time zone not null
+column webhooks.id bigint not null
+column webhooks.account_id bigint not null
+column webhooks.url text not null
+column webhooks.events text not null
+column webhooks.description text
+column webhooks.max_attempts integer not null
+column webhooks.scopes text not null
+column webhooks.active boolean not null
+column webhooks.disabled_reason text
+column webhooks.secret_ciphertext text not null
+column webhooks.previous_secret_ciphertext text
+column webhooks.previous_secret_expires_at timestamp with time zone
+column webhooks.created_at timestamp with time zone not null
+column webhooks.updated_at timestamp with time zone not null
 constraint accounts.accounts_pkey PRIMARY KEY (id)
 constraint accounts.accounts_plan_check CHECK ((plan = ANY (ARRAY['free'::text, 'pro'::text, 'enterprise'::text])))
 constraint accounts.accounts_role_check CHECK ((role = ANY (ARRAY['customer'::text, 'admin'::text])))
@@ -261,6 +301,17 @@ constraint subscriptions.subscriptions_last_order_id_fkey FOREIGN KEY (last_orde
 constraint subscriptions.subscriptions_pkey PRIMARY KEY (id)
 constraint tags.tags_name_key UNIQUE (name)
 constraint tags.tags_pkey PRIMARY KEY (id)
+constraint webhook_attempts.webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE
+constraint webhook_attempts.webhook_attempts_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'failed'::text, 'dead_lettered'::text])))
+constraint webhook_attempts.webhook_attempts_pkey PRIMARY KEY (id)
+constraint webhook_deliveries.webhook_deliveries_outbox_id_fkey FOREIGN KEY (outbox_id) REFERENCES outbox(id)
+constraint webhook_deliveries.webhook_deliveries_pkey PRIMARY KEY (id)
+constraint webhook_deliveries.webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text, 'dead'::text])))
+constraint webhook_deliveries.webhook_deliveries_webhook_event UNIQUE (webhook_id, outbox_id)
+constraint webhook_deliveries.webhook_deliveries_webhook_id_fkey FOREIGN KEY (webhook_id) REFERENCES webhooks(id) ON DELETE CASCADE
+constraint webhooks.webhooks_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint webhooks.webhooks_max_attempts_check CHECK ((max_attempts = ANY (ARRAY[5, 6])))
+constraint webhooks.webhooks_pkey PRIMARY KEY (id)
 CREATE UNIQUE INDEX accounts_email_key_uq ON accounts USING btree (email_key);
 CREATE UNIQUE INDEX accounts_pkey ON accounts USING btree (id);
 CREATE UNIQUE INDEX accounts_username_key ON accounts USING btree (username);
@@ -316,3 +367,12 @@ CREATE INDEX subscriptions_due ON subscriptions USING btree (next_order_at);
 CREATE UNIQUE INDEX subscriptions_pkey ON subscriptions USING btree (id);
 CREATE UNIQUE INDEX tags_name_key ON tags USING btree (name);
 CREATE UNIQUE INDEX tags_pkey ON tags USING btree (id);
+CREATE INDEX webhook_attempts_delivery_idx ON webhook_attempts USING btree (delivery_id);
+CREATE UNIQUE INDEX webhook_attempts_pkey ON webhook_attempts USING btree (id);
+CREATE INDEX webhook_attempts_webhook_idx ON webhook_attempts USING btree (webhook_id, id);
+CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries USING btree (state, next_attempt_at);
+CREATE INDEX webhook_deliveries_outbox_idx ON webhook_deliveries USING btree (outbox_id);
+CREATE UNIQUE INDEX webhook_deliveries_pkey ON webhook_deliveries USING btree (id);
+CREATE UNIQUE INDEX webhook_deliveries_webhook_event ON webhook_deliveries USING btree (webhook_id, outbox_id);
+CREATE INDEX webhooks_account_idx ON webhooks USING btree (account_id, id);
+CREATE UNIQUE INDEX webhooks_pkey ON webhooks USING btree (id);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { DB } from './schema.js';
 import { cachingDatabase } from './sqlite-statements.js';
+import { CommitListeners, PostgresCommitSignal } from './commit-signal.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -16,6 +17,12 @@ export interface Database {
   /** Human-readable location for logs (never includes credentials). */
   location: string;
   ping(): Promise<void>;
+  /**
+   * Calls `listener` soon after a transaction that inserted into `table` commits: on this
+   * instance with SQLite, on any instance with PostgreSQL (the writer calls announceInsert).
+   * Best effort, so listeners keep a slow poll as well. Returns the unsubscribe function.
+   */
+  afterCommitOf(table: string, listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -36,11 +43,12 @@ function openSqlite(dataDir: string): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'fromagerie.sqlite');
   const connection = new SQLite(file);
+  const commits = new CommitListeners();
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(connection) }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(connection, commits) }) });
   return {
     db,
     dialect: 'sqlite',
@@ -49,6 +57,7 @@ function openSqlite(dataDir: string): Database {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    afterCommitOf: (table, listener) => commits.add(table, listener),
     close: once(() => db.destroy()),
   };
 }
@@ -74,6 +83,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const signal = new PostgresCommitSignal({ url, schema: options.databaseSchema ?? 'public' });
   return {
     db,
     dialect: 'postgres',
@@ -82,6 +92,10 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: once(() => db.destroy()),
+    afterCommitOf: (table, listener) => signal.watch(table, listener),
+    close: once(async () => {
+      await signal.close();
+      await db.destroy();
+    }),
   };
 }

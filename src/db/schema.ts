@@ -31,6 +31,14 @@ import { OAUTH_GRANT_COLUMNS, OAUTH_TOKEN_COLUMNS, type OAuthGrantTable, type OA
 import { ORDER_COLUMNS, ORDER_ITEM_COLUMNS, ORDER_STATUS_CHANGE_COLUMNS, type OrderItemTable, type OrderStatusChangeTable, type OrderTable } from '../modules/orders/order.table.js';
 import { SUBSCRIPTION_COLUMNS, type SubscriptionTable } from '../modules/orders/subscription.table.js';
 import { IDEMPOTENCY_KEY_COLUMNS, type IdempotencyKeyTable } from '../modules/idempotency/idempotency.table.js';
+import {
+  WEBHOOK_ATTEMPT_COLUMNS,
+  WEBHOOK_COLUMNS,
+  WEBHOOK_DELIVERY_COLUMNS,
+  type WebhookAttemptTable,
+  type WebhookDeliveryTable,
+  type WebhookTable,
+} from '../modules/webhooks/webhook.table.js';
 import type { ColumnsOf } from './table-columns.js';
 
 export interface DB {
@@ -53,6 +61,9 @@ export interface DB {
   order_status_changes: OrderStatusChangeTable;
   subscriptions: SubscriptionTable;
   idempotency_keys: IdempotencyKeyTable;
+  webhooks: WebhookTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
 }
 
 /**
@@ -80,4 +91,7 @@ export const TABLES: { readonly [Table in keyof DB]: ColumnsOf<DB[Table]> } = {
   order_status_changes: ORDER_STATUS_CHANGE_COLUMNS,
   subscriptions: SUBSCRIPTION_COLUMNS,
   idempotency_keys: IDEMPOTENCY_KEY_COLUMNS,
+  webhooks: WEBHOOK_COLUMNS,
+  webhook_deliveries: WEBHOOK_DELIVERY_COLUMNS,
+  webhook_attempts: WEBHOOK_ATTEMPT_COLUMNS,
 };

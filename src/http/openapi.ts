@@ -81,6 +81,7 @@ export async function registerOpenApi(app: FastifyInstance, _publicUrl: string):
         { name: 'api-keys', description: 'Your API keys' },
         { name: 'customer', description: 'Customer accounts and login tokens' },
         { name: 'oauth-clients', description: 'OAuth 2.0 clients, registered by staff' },
+        { name: 'webhooks', description: 'Signed event deliveries to your endpoints: registration, the attempt log, test, replay and secret rotation. Event kinds: docs/events.md' },
         { name: 'accounts', description: 'Accounts\' rate-limit plans (staff)' },
         { name: 'health', description: 'Operations' },
       ],

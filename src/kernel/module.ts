@@ -12,6 +12,16 @@ export interface Job {
 }
 
 /**
+ * A long-running loop a module contributes (the webhook dispatcher): started once the server
+ * listens, stopped before the database closes. Like a job, safe on every instance at once.
+ */
+export interface Worker {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
  * What a feature module's factory returns: its HTTP routes (registered under /v2), its
  * jobs, and what it offers other modules (`provides`), the only way they may reach it.
  */
@@ -21,5 +31,6 @@ export interface FeatureModule<Provides> {
   /** Routes at the service root, outside /v2 (protocol endpoints such as OAuth's). */
   rootRoutes?: FastifyPluginAsync;
   jobs: Job[];
+  workers?: Worker[];
   provides: Provides;
 }

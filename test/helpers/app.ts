@@ -4,7 +4,7 @@ import { bootstrap } from '../../src/bootstrap.js';
 import type { AppConfig, CheeseEnv } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import type { Role, Scope } from '../../src/kernel/scopes.js';
-import { jobsOf } from '../../src/modules.js';
+import { jobsOf, workersOf } from '../../src/modules.js';
 import { hashPassword } from '../../src/modules/identity/password.hash.js';
 import { AccountRepository } from '../../src/modules/identity/account.repository.js';
 import { createTestStorage, type TestStorage } from './database.js';
@@ -28,13 +28,17 @@ export interface TestAppOptions {
   config?: Partial<AppConfig>;
   /** When given, the app logs at `info` and every line lands here. */
   logLines?: string[];
+  /** Start the modules' workers (the webhook dispatcher) as the server does. */
+  workers?: boolean;
+  /** Run over this storage (another instance's, to run two instances on one database); the caller disposes of it. */
+  storage?: TestStorage;
 }
 
 let accounts = 0;
 
 /** The real app on a real ephemeral port, over a fresh SQLite file or PostgreSQL schema. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const storage: TestStorage = await createTestStorage();
+  const storage: TestStorage = options.storage ?? (await createTestStorage());
   const config: AppConfig = {
     env: options.env ?? 'development',
     host: '127.0.0.1',
@@ -67,6 +71,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     redisKeyPrefix: `fromagerie-test:${process.pid}:${Math.random().toString(36).slice(2)}:`,
     // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
     orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },
+    // Short, so retries and timeouts are seen in seconds; the dispatcher runs as in production.
+    webhooks: { retryScheduleS: [0, 0.2, 0.4], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, pollMs: 200 },
     ...options.config,
   };
   const database = openDatabase({ ...config, poolSize: 4 });
@@ -74,6 +80,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const app = await buildApp(config, logLines ? { database, logStream: { write: (line) => logLines.push(line) } } : { database, logger: false });
   await bootstrap(config, database, app.modules, { seed: options.seed ?? false });
   await app.listen({ port: config.port, host: '127.0.0.1' });
+  const workers = options.workers ? workersOf(app.modules) : [];
+  for (const worker of workers) worker.start();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const http = new HttpClient(`http://127.0.0.1:${port}`);
@@ -96,9 +104,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       return job.run(now);
     },
     async close() {
+      await Promise.all(workers.map((worker) => worker.stop()));
       await app.close();
       await database.close();
-      await storage.dispose();
+      if (!options.storage) await storage.dispose();
     },
   };
 }

@@ -38,6 +38,9 @@ export class HttpClient {
   put<T = any>(path: string, options?: RequestOptions) {
     return this.request<T>('PUT', path, options);
   }
+  patch<T = any>(path: string, options?: RequestOptions) {
+    return this.request<T>('PATCH', path, options);
+  }
   delete<T = any>(path: string, options?: RequestOptions) {
     return this.request<T>('DELETE', path, options);
   }

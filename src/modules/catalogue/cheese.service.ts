@@ -168,6 +168,7 @@ export class CheeseService {
     const events = rules.events.map((type) => ({
       type,
       aggregateType: 'cheese',
+      audience: 'public' as const,
       aggregateId: String(cheeseId),
       data: type === 'cheese.low_stock' ? { ...data, low_stock_threshold_kg: this.options.lowStockGrams / 1000 } : data,
     }));

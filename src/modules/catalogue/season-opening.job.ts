@@ -26,6 +26,7 @@ export function seasonOpeningJob(options: { db: Kysely<DB>; cheeses: CheeseRepos
         const events = opened.map((cheese) => ({
           type: 'cheese.back_in_stock' as const,
           aggregateType: 'cheese',
+          audience: 'public' as const,
           aggregateId: String(cheese.id),
           data: { cheese_id: String(cheese.id), slug: cheese.slug, name: cheese.name, reason: 'season_opened', season_month: month, in_stock: Number(cheese.stock_grams) > 0 },
         }));

@@ -104,6 +104,7 @@ export class StockService {
     const events = rules.events.map((type) => ({
       type,
       aggregateType: 'cheese',
+      audience: 'public' as const,
       aggregateId: String(record.id),
       data: type === 'cheese.low_stock' ? { ...data, low_stock_threshold_kg: this.options.lowStockGrams / 1000 } : data,
     }));

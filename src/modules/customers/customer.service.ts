@@ -37,6 +37,7 @@ function customerEvent(type: 'customer.created' | 'customer.updated', view: Cust
   return {
     type,
     aggregateType: 'customer',
+    audience: { accountId: view.id },
     aggregateId: String(view.id),
     data: { customer_id: String(view.id), username: view.username, customer_status: view.customerStatus, ...extra },
   };

@@ -21,6 +21,7 @@ export function apiKeyExpiryJob(options: { db: Kysely<DB>; keys: ApiKeyRepositor
         const events = expiring.map((key) => ({
           type: 'api_key.expiring' as const,
           aggregateType: 'api_key',
+          audience: { accountId: key.accountId },
           aggregateId: String(key.id),
           data: { api_key_id: String(key.id), account_id: String(key.accountId), prefix: key.keyPrefix, name: key.name, expires_at: key.expiresAt },
         }));

@@ -133,7 +133,7 @@ export class OrderLifecycle {
     const view = toOrderView(order, await this.options.orders.items(trx, [Number(order.id)]));
     await this.options.outbox.record(
       trx,
-      [{ type: EVENT_OF_STATUS[order.status], aggregateType: 'order', aggregateId: String(order.id), data: orderEventData(view), metadata: { sequence: Number(order.event_sequence), order_id: String(order.id) } }],
+      [{ type: EVENT_OF_STATUS[order.status], aggregateType: 'order', aggregateId: String(order.id), audience: order.account_id === null ? 'staff' : { accountId: Number(order.account_id) }, data: orderEventData(view), metadata: { sequence: Number(order.event_sequence), order_id: String(order.id) } }],
       ctx,
     );
   }

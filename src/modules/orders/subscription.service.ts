@@ -155,6 +155,7 @@ export class SubscriptionService {
     return {
       type: 'customer.subscription_changed' as const,
       aggregateType: 'customer',
+      audience: { accountId: customer.id },
       aggregateId: String(customer.id),
       data: { customer_id: String(customer.id), username: customer.username, action, plan: view.plan, status: view.status, quantity_kg: view.quantityKg, day_of_month: view.dayOfMonth, shipping_method: view.shipping.method, next_order_at: view.nextOrderAt },
     };

@@ -12,8 +12,10 @@ export interface OutboxTable {
   data: string;
   /** JSON object: the envelope's `metadata`. */
   metadata: string;
+  /** Who may receive it: `public`, `account:<id>` (that account, and staff) or `staff`. */
+  audience: string;
   created_at: Timestamp;
-  /** Set by the dispatcher (a later issue) once fanned out to webhooks. */
+  /** Set by the dispatcher once fanned out to the webhooks subscribed to it. */
   dispatched_at: NullableTimestamp;
 }
 export const OUTBOX_COLUMNS = tableColumns<OutboxTable>()({
@@ -24,6 +26,7 @@ export const OUTBOX_COLUMNS = tableColumns<OutboxTable>()({
   aggregate_id: 'not null',
   data: 'not null',
   metadata: 'not null',
+  audience: 'not null',
   created_at: 'not null',
   dispatched_at: 'nullable',
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
+import { announceInsert } from '../../db/commit-signal.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
@@ -29,8 +30,19 @@ export interface EventContext {
   apiVersion: string;
 }
 
+/**
+ * Who may receive an event by webhook: everyone (`public`: the catalogue), one account and
+ * staff (`{ accountId }`: its orders, profile, keys), or staff only.
+ */
+export type EventAudience = 'public' | 'staff' | { accountId: number };
+
+export function audienceText(audience: EventAudience): string {
+  return typeof audience === 'string' ? audience : `account:${audience.accountId}`;
+}
+
 export interface NewEvent {
   type: EventType;
+  audience: EventAudience;
   aggregateType: string;
   aggregateId: string;
   /** The envelope's `data`, already snake_case; ids as strings (decisions.md §2, §8). */
@@ -43,8 +55,12 @@ export interface NewEvent {
  * a call outside one, so an event is committed exactly when the change causing it is.
  */
 export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context: EventContext): Promise<string> {
+  return (await insertEvent(trx, event, context)).eventId;
+}
+
+async function insertEvent(trx: Transaction<DB>, event: NewEvent, context: EventContext): Promise<{ outboxId: number; eventId: string }> {
   const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
-  await trx
+  const row = await trx
     .insertInto('outbox')
     .values({
       event_id: eventId,
@@ -58,10 +74,12 @@ export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context
         request_id: context.requestId,
         ...event.metadata,
       }),
+      audience: audienceText(event.audience),
       created_at: nowIso(),
     })
-    .execute();
-  return eventId;
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { outboxId: Number(row.id), eventId };
 }
 
 /** The outbox as modules see it: the deployment's metadata fixed once, the change's own context per call. */
@@ -71,5 +89,14 @@ export class Outbox {
   /** Several events of one change, in order, in its transaction. */
   async record(trx: Transaction<DB>, events: readonly NewEvent[], ctx: ChangeContext): Promise<void> {
     for (const event of events) await recordEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
+    // Wakes every instance's webhook dispatcher once (and only if) this transaction commits.
+    if (events.length > 0) await announceInsert(trx, 'outbox');
+  }
+
+  /** One event, with its outbox row id (for a module that acts on the row itself, as webhook tests do). */
+  async recordOne(trx: Transaction<DB>, event: NewEvent, ctx: ChangeContext): Promise<{ outboxId: number; eventId: string }> {
+    const recorded = await insertEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
+    await announceInsert(trx, 'outbox');
+    return recorded;
   }
 }

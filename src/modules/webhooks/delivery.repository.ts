@@ -1,0 +1,317 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { claimRows, isPostgres } from '../../db/claim.js';
+import { toIso, toIsoOrNull } from '../../db/columns.js';
+import type { AttemptOutcome, DeliveryState } from './webhook.table.js';
+
+export interface OutboxEvent {
+  outboxId: number;
+  eventId: string;
+  type: string;
+  audience: string;
+}
+
+export interface SubscriberRow {
+  id: number;
+  accountId: number;
+  events: string;
+  scopes: string;
+  maxAttempts: number;
+}
+
+/** A claimed delivery with what it takes to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  webhookId: number;
+  url: string;
+  attempt: number;
+  maxAttempts: number;
+  scheduleStart: number;
+  leaseUntil: string;
+  eventId: string;
+  eventType: string;
+  /** The envelope's fields, as stored: data and metadata are JSON text. */
+  createdAt: string;
+  data: string;
+  metadata: string;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: string | null;
+}
+
+export interface AttemptRecord {
+  deliveryId: number;
+  webhookId: number;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  nextAttemptAt: string | null;
+}
+
+/** An attempt made, and where it leaves its delivery; the lease it was made under guards the update. */
+export interface Completion {
+  attempt: AttemptRecord;
+  leaseUntil: string;
+  state: DeliveryState;
+}
+
+export interface AttemptView extends AttemptRecord {
+  id: number;
+  createdAt: string;
+}
+
+export class DeliveryRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Claims outbox rows not yet fanned out (by state, never "after the last id seen"), marking them. */
+  claimUndispatched(trx: Transaction<DB>, now: string, limit: number): Promise<OutboxEvent[]> {
+    const due = trx.selectFrom('outbox').select('id').where('dispatched_at', 'is', null).orderBy('id').limit(limit);
+    return claimRows(trx, due, (ids) =>
+      trx
+        .updateTable('outbox')
+        .set({ dispatched_at: now })
+        .where('id', 'in', ids)
+        .returning(['id as outboxId', 'event_id as eventId', 'type', 'audience']),
+    );
+  }
+
+  activeSubscribers(trx: Transaction<DB>): Promise<SubscriberRow[]> {
+    return trx.selectFrom('webhooks').select(['id', 'account_id as accountId', 'events', 'scopes', 'max_attempts as maxAttempts']).where('active', '=', true).execute();
+  }
+
+  async insertDeliveries(trx: Transaction<DB>, deliveries: ReadonlyArray<{ webhookId: number; event: OutboxEvent; maxAttempts: number; leaseUntil?: string }>, now: string): Promise<number[]> {
+    if (deliveries.length === 0) return [];
+    const rows = await trx
+      .insertInto('webhook_deliveries')
+      .values(
+        deliveries.map(({ webhookId, event, maxAttempts, leaseUntil }) => ({
+          webhook_id: webhookId,
+          outbox_id: event.outboxId,
+          event_id: event.eventId,
+          event_type: event.type,
+          state: 'pending' as const,
+          attempts: 0,
+          max_attempts: maxAttempts,
+          schedule_start: now,
+          next_attempt_at: leaseUntil ?? now,
+          lease_until: leaseUntil ?? null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .returning('id')
+      .execute();
+    return rows.map((row) => Number(row.id));
+  }
+
+  /**
+   * Claims due deliveries for sending: at most `room(webhookId)` of any one webhook (so one
+   * slow receiver cannot take every slot), none of `busyWebhooks`. Claiming moves the row's
+   * `next_attempt_at` to the end of the lease (a visibility timeout): until then no other
+   * instance takes it, and if this one dies mid-attempt the row is simply due again (at least
+   * once). So "due" is one indexed range, `state = 'pending' and next_attempt_at <= now`.
+   */
+  async claimDue(now: string, leaseUntil: string, limit: number, room: (webhookId: number) => number, busyWebhooks: readonly number[]): Promise<ClaimedDelivery[]> {
+    return this.db.transaction().execute(async (trx) => {
+      // A few times the slots, so the per-webhook cap below still fills them when one webhook leads the queue.
+      let due = trx
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'webhook_id'])
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        // A paused webhook's deliveries wait for it.
+        .where('webhook_id', 'in', trx.selectFrom('webhooks').select('id').where('active', '=', true))
+        .orderBy('next_attempt_at')
+        .limit(limit * 4);
+      if (busyWebhooks.length > 0) due = due.where('webhook_id', 'not in', busyWebhooks);
+      const candidates = await (isPostgres(trx) ? due.forUpdate().skipLocked() : due).execute();
+      const taken = new Map<number, number>();
+      const ids: number[] = [];
+      for (const row of candidates) {
+        const webhookId = Number(row.webhook_id);
+        const count = taken.get(webhookId) ?? 0;
+        if (count >= room(webhookId)) continue;
+        taken.set(webhookId, count + 1);
+        ids.push(Number(row.id));
+        if (ids.length === limit) break;
+      }
+      if (ids.length === 0) return [];
+      await trx.updateTable('webhook_deliveries').set({ lease_until: leaseUntil, next_attempt_at: leaseUntil }).where('id', 'in', ids).execute();
+      return this.#load(trx, ids);
+    });
+  }
+
+  /** Loads claimed deliveries (the test endpoint claims its own at insertion). */
+  async #load(executor: Kysely<DB>, ids: number[]): Promise<ClaimedDelivery[]> {
+    if (ids.length === 0) return [];
+    const rows = await executor
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .innerJoin('outbox as o', 'o.id', 'd.outbox_id')
+      .select([
+        'd.id', 'd.webhook_id', 'w.url', 'd.attempts', 'd.max_attempts', 'd.schedule_start', 'd.lease_until', 'o.event_id', 'o.type', 'o.created_at', 'o.data', 'o.metadata',
+        'w.secret_ciphertext', 'w.previous_secret_ciphertext', 'w.previous_secret_expires_at',
+      ])
+      .where('d.id', 'in', ids)
+      .execute();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      webhookId: Number(row.webhook_id),
+      url: row.url,
+      attempt: row.attempts + 1,
+      maxAttempts: row.max_attempts,
+      scheduleStart: Date.parse(toIso(row.schedule_start)),
+      leaseUntil: toIso(row.lease_until!),
+      eventId: row.event_id,
+      eventType: row.type,
+      createdAt: toIso(row.created_at),
+      data: row.data,
+      metadata: row.metadata,
+      secretCiphertext: row.secret_ciphertext,
+      previousSecretCiphertext: row.previous_secret_ciphertext,
+      previousSecretExpiresAt: toIsoOrNull(row.previous_secret_expires_at),
+    }));
+  }
+
+  loadClaimed(trx: Transaction<DB>, ids: number[]): Promise<ClaimedDelivery[]> {
+    return this.#load(trx, ids);
+  }
+
+  /**
+   * Records attempts and moves their deliveries on, in one transaction. A delivery whose
+   * lease is no longer ours (it ran past the lease and another instance took it) keeps the
+   * newer state; the attempt is still logged, since it happened.
+   */
+  async complete(results: readonly Completion[], now: string): Promise<void> {
+    if (results.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('webhook_attempts')
+        .values(
+          results.map(({ attempt: a }) => ({
+            delivery_id: a.deliveryId,
+            webhook_id: a.webhookId,
+            event_id: a.eventId,
+            event_type: a.eventType,
+            attempt: a.attempt,
+            outcome: a.outcome,
+            status_code: a.statusCode,
+            latency_ms: a.latencyMs,
+            error: a.error,
+            next_attempt_at: a.nextAttemptAt,
+            created_at: now,
+          })),
+        )
+        .execute();
+      // Deliveries claimed together and settled alike (the usual case: all delivered) move in
+      // one statement. The attempt count is the claimed row's plus one: the lease guarantees
+      // nobody else moved it since.
+      const groups = new Map<string, { state: DeliveryState; next: string; leaseUntil: string; ids: number[] }>();
+      for (const { attempt, leaseUntil, state } of results) {
+        const next = attempt.nextAttemptAt ?? now;
+        const key = `${state} ${next} ${leaseUntil}`;
+        const group = groups.get(key) ?? groups.set(key, { state, next, leaseUntil, ids: [] }).get(key)!;
+        group.ids.push(attempt.deliveryId);
+      }
+      for (const { state, next, leaseUntil, ids } of groups.values()) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({ state, attempts: eb('attempts', '+', 1), next_attempt_at: next, lease_until: null, updated_at: now }))
+          .where('id', 'in', ids)
+          .where('lease_until', '=', leaseUntil)
+          .execute();
+      }
+    });
+  }
+
+  /** Dead-letters what a disabled webhook still had pending (410 Gone: the receiver is gone). */
+  async deadLetterPending(webhookId: number, now: string): Promise<void> {
+    await this.db.updateTable('webhook_deliveries').set({ state: 'dead', lease_until: null, updated_at: now }).where('webhook_id', '=', webhookId).where('state', '=', 'pending').execute();
+  }
+
+  /**
+   * The next moment a pending delivery falls due, after `now` (a retry, or the end of a lease),
+   * so the dispatcher can sleep until then. What is due already is either being taken, waits
+   * for its endpoint's slot (an attempt ending wakes the dispatcher) or belongs to a paused
+   * webhook (resuming wakes it). One step along the (state, next_attempt_at) index.
+   */
+  async nextDueAt(now: string): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('webhook_deliveries')
+      .select('next_attempt_at')
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '>', now)
+      .orderBy('next_attempt_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Date.parse(toIso(row.next_attempt_at)) : null;
+  }
+
+  /**
+   * Re-queues with a fresh schedule from now: without a range, a webhook's dead-lettered
+   * events; with one, every settled event (delivered or dead-lettered) whose event came
+   * within [from, to), for a receiver that lost what it had received.
+   */
+  async replay(webhookId: number, range: { from?: string; to?: string }, now: string): Promise<number> {
+    const ranged = range.from !== undefined || range.to !== undefined;
+    let query = this.db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', attempts: 0, schedule_start: now, next_attempt_at: now, lease_until: null, updated_at: now })
+      .where('webhook_id', '=', webhookId)
+      .where('state', 'in', ranged ? ['dead', 'delivered'] : ['dead']);
+    if (ranged) {
+      let events = this.db.selectFrom('outbox').select('id');
+      if (range.from) events = events.where('created_at', '>=', range.from);
+      if (range.to) events = events.where('created_at', '<', range.to);
+      query = query.where('outbox_id', 'in', events);
+    }
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** The attempt log of one webhook, newest first, before `beforeId`. */
+  async attempts(webhookId: number, filter: { outcome?: AttemptOutcome; eventType?: string }, beforeId: number | null, limit: number): Promise<AttemptView[]> {
+    let query = this.db
+      .selectFrom('webhook_attempts')
+      .select(['id', 'delivery_id', 'event_id', 'event_type', 'attempt', 'outcome', 'status_code', 'latency_ms', 'error', 'next_attempt_at', 'created_at'])
+      .where('webhook_id', '=', webhookId);
+    if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
+    if (filter.eventType) query = query.where('event_type', '=', filter.eventType);
+    if (beforeId !== null) query = query.where('id', '<', beforeId);
+    const rows = await query.orderBy('id', 'desc').limit(limit).execute();
+    return rows.map((row) => ({
+      id: Number(row.id),
+      deliveryId: Number(row.delivery_id),
+      webhookId,
+      eventId: row.event_id,
+      eventType: row.event_type,
+      attempt: row.attempt,
+      outcome: row.outcome,
+      statusCode: row.status_code,
+      latencyMs: row.latency_ms,
+      error: row.error,
+      nextAttemptAt: toIsoOrNull(row.next_attempt_at),
+      createdAt: toIso(row.created_at),
+    }));
+  }
+
+  /**
+   * Retention: finished deliveries (and their attempts) older than `before` go, then outbox
+   * rows that were fanned out and that no delivery needs any more (a dead-lettered one keeps
+   * its event, for replay).
+   */
+  async prune(before: string, outboxBefore: string): Promise<number> {
+    const deliveries = await this.db.deleteFrom('webhook_deliveries').where('state', 'in', ['delivered', 'dead']).where('updated_at', '<', before).executeTakeFirst();
+    const attempts = await this.db.deleteFrom('webhook_attempts').where('created_at', '<', before).executeTakeFirst();
+    const outbox = await this.db
+      .deleteFrom('outbox')
+      .where('dispatched_at', '<', outboxBefore)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.outbox_id', '=', 'outbox.id'))))
+      .executeTakeFirst();
+    return Number(deliveries.numDeletedRows) + Number(attempts.numDeletedRows) + Number(outbox.numDeletedRows);
+  }
+}

@@ -1,0 +1,219 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { nowIso } from '../../db/columns.js';
+import type { Scope } from '../../kernel/scopes.js';
+import type { WebhookSettings } from './webhook.settings.js';
+import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } from './delivery.repository.js';
+import { Batch } from './batch.js';
+import type { WebhookRepository } from './webhook.repository.js';
+import type { WebhookSender, SendResult } from './webhook.sender.js';
+import type { SecretBox } from './webhook.secrets.js';
+import { signatureHeaders } from './webhook.secrets.js';
+import { nextAttemptAt, receives } from './webhook.rules.js';
+import type { DeliveryState } from './webhook.table.js';
+
+const FAN_OUT_BATCH = 500;
+const INSERT_CHUNK = 200;
+const REFILL_MS = 10;
+
+export interface DispatcherOptions {
+  db: Kysely<DB>;
+  deliveries: DeliveryRepository;
+  webhooks: WebhookRepository;
+  sender: WebhookSender;
+  secrets: SecretBox;
+  settings: WebhookSettings;
+  log: (message: string, details: Record<string, unknown>) => void;
+}
+
+/**
+ * Moves events from the outbox to receivers. A wake (a commit of outbox rows, here or on
+ * another instance; an attempt finishing; the next retry falling due; the poll) runs one
+ * cycle: fan new events out into deliveries, then claim due deliveries up to the free slots
+ * and send them. Everything it decides is in the database, so a restart loses nothing.
+ */
+export class WebhookDispatcher {
+  readonly #inFlight = new Map<number, number>();
+  #total = 0;
+  #refillTimer: NodeJS.Timeout | undefined;
+  #refillDue = false;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = true;
+  #timer: NodeJS.Timeout | undefined;
+  /** Whether the outbox may hold rows not fanned out yet: set by commits, the poll and a full batch. */
+  #outboxPending = true;
+  readonly #secretCache = new Map<string, string>();
+  readonly #completions = new Batch<Completion>((batch) => this.options.deliveries.complete(batch, nowIso()));
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  start(): void {
+    this.#stopped = false;
+    this.outboxCommitted();
+  }
+
+  /** An outbox row committed (here, or on another instance): fan it out, then send. */
+  outboxCommitted(): void {
+    this.#outboxPending = true;
+    this.wake();
+  }
+
+  /** Runs a cycle now, or right after the one running. */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#cycle()
+      .catch((err: unknown) => this.options.log('webhook dispatch failed; retrying at the next poll', { err }))
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        } else void this.#scheduleNext();
+      });
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    clearTimeout(this.#refillTimer);
+    this.#refillTimer = undefined;
+    await this.#running;
+  }
+
+  async #cycle(): Promise<void> {
+    for (;;) {
+      if (this.#outboxPending) {
+        // Cleared first: a commit during the fan-out sets it again.
+        this.#outboxPending = false;
+        if ((await this.fanOut()) === FAN_OUT_BATCH) this.#outboxPending = true;
+      }
+      const started = await this.#claimAndSend();
+      if (!this.#outboxPending && !started.full) return;
+    }
+  }
+
+  /** Sleeps until the next delivery falls due, or the poll, whichever is first. */
+  async #scheduleNext(): Promise<void> {
+    clearTimeout(this.#timer);
+    if (this.#stopped) return;
+    const { pollMs } = this.options.settings;
+    const next = await this.options.deliveries.nextDueAt(nowIso()).catch(() => null);
+    const untilDue = next === null ? Infinity : Math.max(5, next - Date.now());
+    if (this.#stopped) return;
+    // The poll is the safety net for a lost commit signal: it looks at the outbox too.
+    this.#timer = untilDue < pollMs ? setTimeout(() => this.wake(), untilDue) : setTimeout(() => this.outboxCommitted(), pollMs);
+    this.#timer.unref();
+  }
+
+  /** One batch of new outbox rows into deliveries, in one transaction; returns the rows taken. */
+  async fanOut(): Promise<number> {
+    return this.options.db.transaction().execute(async (trx) => {
+      const now = nowIso();
+      const events = await this.options.deliveries.claimUndispatched(trx, now, FAN_OUT_BATCH);
+      if (events.length === 0) return 0;
+      const subscribers = (await this.options.deliveries.activeSubscribers(trx)).map((row) => ({
+        ...row,
+        subscriber: { accountId: Number(row.accountId), scopes: new Set(row.scopes.split(' ') as Scope[]), events: JSON.parse(row.events) as string[] },
+      }));
+      const rows: Array<{ webhookId: number; event: OutboxEvent; maxAttempts: number }> = [];
+      for (const event of events) {
+        for (const webhook of subscribers) if (receives(webhook.subscriber, event)) rows.push({ webhookId: Number(webhook.id), event, maxAttempts: webhook.maxAttempts });
+      }
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) await this.options.deliveries.insertDeliveries(trx, rows.slice(i, i + INSERT_CHUNK), now);
+      return events.length;
+    });
+  }
+
+  async #claimAndSend(): Promise<{ full: boolean }> {
+    const { concurrency, endpointConcurrency, timeoutMs } = this.options.settings;
+    const free = concurrency - this.#total;
+    if (free <= 0) return { full: false };
+    // Under load, slots are refilled in batches (one claim costs about as much for one row as
+    // for sixteen), and at most REFILL_MS later, so slots held by slow receivers never keep
+    // the others waiting.
+    if (this.#total > 0 && free < Math.ceil(concurrency / 4) && !this.#refillDue) {
+      this.#refillTimer ??= setTimeout(() => {
+        this.#refillTimer = undefined;
+        this.#refillDue = true;
+        this.wake();
+      }, REFILL_MS);
+      return { full: false };
+    }
+    this.#refillDue = false;
+    const busy = [...this.#inFlight].filter(([, count]) => count >= endpointConcurrency).map(([id]) => id);
+    // Long enough for the attempt and a wait for a slot of its endpoint (see #run).
+    const lease = new Date(Date.now() + 2 * timeoutMs + 5000).toISOString();
+    const room = (webhookId: number) => endpointConcurrency - (this.#inFlight.get(webhookId) ?? 0);
+    const claimed = await this.options.deliveries.claimDue(nowIso(), lease, free, room, busy);
+    for (const delivery of claimed) this.#run(delivery);
+    return { full: claimed.length === free };
+  }
+
+  #run(delivery: ClaimedDelivery): void {
+    this.#total += 1;
+    this.#inFlight.set(delivery.webhookId, (this.#inFlight.get(delivery.webhookId) ?? 0) + 1);
+    void this.attempt(delivery)
+      .catch((err: unknown) => this.options.log('webhook attempt could not be recorded; it will be retried when its lease ends', { err, deliveryId: delivery.id }))
+      .finally(() => {
+        this.#total -= 1;
+        const left = (this.#inFlight.get(delivery.webhookId) ?? 1) - 1;
+        if (left === 0) this.#inFlight.delete(delivery.webhookId);
+        else this.#inFlight.set(delivery.webhookId, left);
+        this.wake();
+      });
+  }
+
+  /** Sends one claimed delivery and records the attempt; returns what happened. */
+  async attempt(delivery: ClaimedDelivery): Promise<SendResult & { outcome: 'delivered' | 'failed' | 'dead_lettered'; nextAttemptAt: string | null }> {
+    const body = `{"id":${JSON.stringify(delivery.eventId)},"type":${JSON.stringify(delivery.eventType)},"created_at":${JSON.stringify(delivery.createdAt)},"data":${delivery.data},"metadata":${delivery.metadata}}`;
+    const headers = {
+      ...signatureHeaders(this.#secretsOf(delivery), delivery.eventId, body, Math.floor(Date.now() / 1000)),
+      'x-cheese-event-id': delivery.eventId,
+      'x-cheese-event-type': delivery.eventType,
+      'x-cheese-delivery-attempt': String(delivery.attempt),
+    };
+    const result = await this.options.sender.send(delivery.url, headers, body);
+    const next = nextAttemptAt(this.options.settings.retryScheduleS, delivery.scheduleStart, delivery.maxAttempts, { attempt: delivery.attempt, ok: result.ok, retryAfterMs: result.retryAfterMs }, Date.now());
+    const gone = result.statusCode === 410;
+    const outcome = result.ok ? 'delivered' : next === null || gone ? 'dead_lettered' : 'failed';
+    const state: DeliveryState = result.ok ? 'delivered' : outcome === 'dead_lettered' ? 'dead' : 'pending';
+    const nextIso = outcome === 'failed' && next !== null ? new Date(next).toISOString() : null;
+    await this.#completions.add({
+      attempt: { deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, eventType: delivery.eventType, attempt: delivery.attempt, outcome, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error, nextAttemptAt: nextIso },
+      leaseUntil: delivery.leaseUntil,
+      state,
+    });
+    if (gone) await this.#disable(delivery.webhookId);
+    return { ...result, outcome, nextAttemptAt: nextIso };
+  }
+
+  /** 410 Gone: the receiver says it will never want these again. */
+  async #disable(webhookId: number): Promise<void> {
+    await this.options.webhooks.update(webhookId, { active: false, disabledReason: `The receiver answered 410 Gone at ${nowIso()}; its pending events were dead-lettered.` });
+    await this.options.deliveries.deadLetterPending(webhookId, nowIso());
+    this.options.log('webhook disabled: its receiver answered 410 Gone', { webhookId });
+  }
+
+  #secretsOf(delivery: ClaimedDelivery): string[] {
+    const secrets = [this.#open(delivery.secretCiphertext)];
+    if (delivery.previousSecretCiphertext && delivery.previousSecretExpiresAt && Date.parse(delivery.previousSecretExpiresAt) > Date.now()) {
+      secrets.push(this.#open(delivery.previousSecretCiphertext));
+    }
+    return secrets;
+  }
+
+  #open(ciphertext: string): string {
+    let secret = this.#secretCache.get(ciphertext);
+    if (secret === undefined) {
+      secret = this.options.secrets.open(ciphertext);
+      if (this.#secretCache.size >= 1000) this.#secretCache.clear();
+      this.#secretCache.set(ciphertext, secret);
+    }
+    return secret;
+  }
+}

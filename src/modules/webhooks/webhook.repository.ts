@@ -1,0 +1,146 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
+import type { Scope } from '../../kernel/scopes.js';
+
+// Never the secrets' ciphertexts: they leave the database only to sign (secretsOf).
+const VIEW_COLUMNS = ['w.id', 'w.account_id', 'a.username', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.created_at', 'w.updated_at'] as const;
+
+export interface WebhookRecord {
+  id: number;
+  accountId: number;
+  owner: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  maxAttempts: 5 | 6;
+  scopes: Scope[];
+  active: boolean;
+  disabledReason: string | null;
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface Row {
+  id: number;
+  account_id: number;
+  username: string;
+  url: string;
+  events: string;
+  description: string | null;
+  max_attempts: number;
+  scopes: string;
+  active: boolean | number;
+  disabled_reason: string | null;
+  previous_secret_expires_at: Date | string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+function toRecord(row: Row): WebhookRecord {
+  return {
+    id: Number(row.id),
+    accountId: Number(row.account_id),
+    owner: row.username,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    maxAttempts: row.max_attempts as 5 | 6,
+    scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
+    active: toBool(row.active),
+    disabledReason: row.disabled_reason,
+    previousSecretExpiresAt: toIsoOrNull(row.previous_secret_expires_at),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+export interface WebhookChanges {
+  url?: string;
+  events?: string[];
+  scopes?: Scope[];
+  description?: string | null;
+  maxAttempts?: number;
+  active?: boolean;
+  disabledReason?: string | null;
+}
+
+export class WebhookRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  #select() {
+    return this.db.selectFrom('webhooks as w').innerJoin('accounts as a', 'a.id', 'w.account_id').select(VIEW_COLUMNS);
+  }
+
+  async insert(input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string }): Promise<WebhookRecord> {
+    const now = nowIso();
+    const { id } = await this.db
+      .insertInto('webhooks')
+      .values({
+        account_id: input.accountId,
+        url: input.url,
+        events: JSON.stringify(input.events),
+        description: input.description,
+        max_attempts: input.maxAttempts,
+        scopes: input.scopes.join(' '),
+        active: true,
+        disabled_reason: null,
+        secret_ciphertext: input.secretCiphertext,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return (await this.find(Number(id)))!;
+  }
+
+  async find(id: number): Promise<WebhookRecord | undefined> {
+    const row = await this.#select().where('w.id', '=', id).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** Oldest first, after `afterId`; one account's, or everyone's when `accountId` is null. */
+  async list(accountId: number | null, afterId: number, limit: number): Promise<WebhookRecord[]> {
+    let query = this.#select().where('w.id', '>', afterId);
+    if (accountId !== null) query = query.where('w.account_id', '=', accountId);
+    return (await query.orderBy('w.id').limit(limit).execute()).map(toRecord);
+  }
+
+  async countOf(accountId: number): Promise<number> {
+    const row = await this.db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async update(id: number, changes: WebhookChanges): Promise<WebhookRecord | undefined> {
+    await this.db
+      .updateTable('webhooks')
+      .set({
+        ...(changes.url !== undefined && { url: changes.url }),
+        ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
+        ...(changes.scopes !== undefined && { scopes: changes.scopes.join(' ') }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        ...(changes.maxAttempts !== undefined && { max_attempts: changes.maxAttempts }),
+        ...(changes.active !== undefined && { active: changes.active }),
+        ...(changes.disabledReason !== undefined && { disabled_reason: changes.disabledReason }),
+        updated_at: nowIso(),
+      })
+      .where('id', '=', id)
+      .execute();
+    return this.find(id);
+  }
+
+  /** The new secret signs from now on; the old one too until `previousExpiresAt`. */
+  async rotateSecret(id: number, secretCiphertext: string, previousExpiresAt: string): Promise<void> {
+    await this.db
+      .updateTable('webhooks')
+      .set((eb) => ({ previous_secret_ciphertext: eb.ref('secret_ciphertext'), secret_ciphertext: secretCiphertext, previous_secret_expires_at: previousExpiresAt, updated_at: nowIso() }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const result = await this.db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+}

@@ -1,0 +1,160 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { changeContextOf, principalOf, type AuthRequirement } from '../../http/auth.js';
+import { errorResponses } from '../../http/common.schema.js';
+import { InvalidRequestError } from '../../kernel/errors.js';
+import { EVENT_TYPES } from '../outbox/outbox.module.js';
+import type { WebhookRecord } from './webhook.repository.js';
+import { CreatedWebhook, ReplayInput, TestResult, Webhook, WebhookAttempt, WebhookInput, WebhookPatch } from './webhook.schema.js';
+import type { WebhookService } from './webhook.service.js';
+
+// Your own webhooks need only a credential of yours; what they may carry follows its scopes.
+const OWN: AuthRequirement = { schemes: ['api_key', 'oauth'] };
+const TAGS = ['webhooks'];
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+const WebhookRef = Type.Unsafe<Type.Static<typeof Webhook>>({ $ref: 'Webhook#' });
+const ACCESS = 'An account sees and manages its own webhooks (another\'s is a 404); staff (`admin`) see every account\'s.';
+const Cursor = Type.Optional(Type.String({ maxLength: 200, description: '`nextCursor` of the previous page.' }));
+const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 }));
+
+function present(webhook: WebhookRecord) {
+  const { accountId: _accountId, ...view } = webhook;
+  return view;
+}
+
+function encodeCursor(kind: string, id: number): string {
+  return Buffer.from(`${kind}:${id}`).toString('base64url');
+}
+
+function decodeCursor(kind: string, cursor: string | undefined): number | null {
+  if (cursor === undefined) return null;
+  const match = new RegExp(`^${kind}:([1-9][0-9]{0,15})$`).exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new InvalidRequestError('The cursor is not one this API gave out: start again without it.', [{ field: 'cursor', message: 'is invalid' }]);
+  return Number(match[1]);
+}
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService }> = async (app, { webhooks }) => {
+  app.addSchema(Webhook);
+  app.addSchema(CreatedWebhook);
+  app.addSchema(WebhookAttempt);
+
+  app.post('/webhooks', {
+    config: { auth: OWN, idempotent: true },
+    schema: {
+      tags: TAGS,
+      operationId: 'createWebhook',
+      summary: 'Register a webhook: a URL and the events it wants',
+      description:
+        'Answers with the webhook and its `secret` (`whsec_…`), shown this once. Every delivery is signed with it twice: `X-Cheese-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>` and the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
+        'What the webhook receives follows the scopes of the credential registering it: catalogue events need `read:cheeses`, orders `read:orders`, customer events `read:profile`; a customer receives only their own orders\' and profile\'s events, staff everyone\'s. ' +
+        'Naming a kind the credential may not receive is a 403; a wildcard delivers only what it may. At most 10 webhooks per account (409). See docs/events.md for every kind.',
+      body: WebhookInput,
+      response: { 201: Type.Unsafe({ $ref: 'CreatedWebhook#' }), ...errorResponses(400, 401, 403, 409, 415, 422) },
+    },
+  }, async (request, reply) => {
+    const { webhook, secret } = await webhooks.create(principalOf(request), request.body);
+    return reply.code(201).header('cache-control', 'no-store').header('location', `/v2/webhooks/${webhook.id}`).send({ ...present(webhook), secret });
+  });
+
+  app.get('/webhooks', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'listWebhooks',
+      summary: 'Your webhooks (never their secrets)',
+      description: `Oldest first. ${ACCESS}`,
+      querystring: Type.Object({ limit: Limit, cursor: Cursor }, { additionalProperties: false }),
+      response: { 200: Type.Object({ items: Type.Array(WebhookRef), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401) },
+    },
+  }, async (request) => {
+    const { limit = 20, cursor } = request.query;
+    const page = await webhooks.list(principalOf(request), decodeCursor('webhook', cursor) ?? 0, limit);
+    return { items: page.items.map(present), hasMore: page.hasMore, nextCursor: page.hasMore ? encodeCursor('webhook', page.items.at(-1)!.id) : null };
+  });
+
+  app.get('/webhooks/:id', {
+    config: { auth: OWN },
+    schema: { tags: TAGS, operationId: 'getWebhook', summary: 'One webhook', description: ACCESS, params: IdParams, response: { 200: WebhookRef, ...errorResponses(400, 401, 404) } },
+  }, async (request) => present(await webhooks.get(principalOf(request), request.params.id)));
+
+  app.patch('/webhooks/:id', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'updateWebhook',
+      summary: 'Change a webhook\'s URL, events, description or attempts; pause or resume it',
+      description: `New \`events\` are checked against the credential making the change, whose scopes then decide delivery. \`active: true\` resumes a paused webhook, or one a 410 disabled. ${ACCESS}`,
+      params: IdParams,
+      body: WebhookPatch,
+      response: { 200: WebhookRef, ...errorResponses(400, 401, 403, 404, 415, 422) },
+    },
+  }, async (request) => present(await webhooks.update(principalOf(request), request.params.id, request.body)));
+
+  app.delete('/webhooks/:id', {
+    config: { auth: OWN },
+    schema: { tags: TAGS, operationId: 'deleteWebhook', summary: 'Delete a webhook, its pending deliveries and its log', description: ACCESS, params: IdParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(400, 401, 404) } },
+  }, async (request, reply) => {
+    await webhooks.delete(principalOf(request), request.params.id);
+    return reply.code(204).send(null);
+  });
+
+  app.get('/webhooks/:id/deliveries', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'listWebhookDeliveries',
+      summary: 'The attempt log: every attempt to deliver an event to this webhook',
+      description: `Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: \`outcome\` and \`eventType\`. ${ACCESS}`,
+      params: IdParams,
+      querystring: Type.Object(
+        { outcome: Type.Optional(Type.Enum(['delivered', 'failed', 'dead_lettered'])), eventType: Type.Optional(Type.Enum([...EVENT_TYPES])), limit: Limit, cursor: Cursor },
+        { additionalProperties: false },
+      ),
+      response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookAttempt#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => {
+    const { outcome, eventType, limit = 20, cursor } = request.query;
+    const page = await webhooks.attempts(principalOf(request), request.params.id, { ...(outcome && { outcome }), ...(eventType && { eventType }) }, decodeCursor('attempt', cursor), limit);
+    return { items: page.items, hasMore: page.hasMore, nextCursor: page.hasMore ? encodeCursor('attempt', page.items.at(-1)!.id) : null };
+  });
+
+  app.post('/webhooks/:id/test', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'testWebhook',
+      summary: 'Send webhook.test now and answer with the attempt\'s outcome',
+      description: `One attempt, signed like every delivery, sent even to a paused webhook; it appears in the attempt log. A failed test is not retried (replay it). ${ACCESS}`,
+      params: IdParams,
+      response: { 200: TestResult, ...errorResponses(400, 401, 404) },
+    },
+  }, async (request) => webhooks.test(principalOf(request), request.params.id, changeContextOf(request)));
+
+  app.post('/webhooks/:id/replay', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'replayWebhook',
+      summary: 'Send this webhook\'s dead-lettered events again, or every event of a time range',
+      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${ACCESS}`,
+      params: IdParams,
+      querystring: ReplayInput,
+      response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 404, 415, 422) },
+    },
+  }, async (request) => ({ requeued: await webhooks.replay(principalOf(request), request.params.id, request.query) }));
+
+  app.post('/webhooks/:id/rotate-secret', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'rotateWebhookSecret',
+      summary: 'Replace the signing secret; the old one keeps signing for 24 hours',
+      description: `Until \`previousSecretExpiresAt\` every delivery carries both signatures (X-Cheese-Signature: two comma-separated \`sha256=\` values; webhook-signature: two space-separated \`v1,\` values), so receivers can switch without losing a delivery. ${ACCESS}`,
+      params: IdParams,
+      response: { 200: Type.Object({ secret: Type.String(), previousSecretExpiresAt: Type.String({ format: 'date-time' }) }), ...errorResponses(400, 401, 404) },
+    },
+  }, async (request, reply) => {
+    const rotated = await webhooks.rotateSecret(principalOf(request), request.params.id);
+    return reply.header('cache-control', 'no-store').send(rotated);
+  });
+};

@@ -1,0 +1,61 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+
+/** `whsec_` and 32 random bytes in base64: the Standard Webhooks secret format. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * Webhook secrets must be recoverable (we sign with them), so unlike passwords and keys they
+ * are not hashed but encrypted: AES-256-GCM under a key derived from APP_SECRET, so a copy of
+ * the database alone reveals none.
+ */
+export class SecretBox {
+  readonly #key: Buffer;
+
+  constructor(appSecret: string) {
+    this.#key = Buffer.from(hkdfSync('sha256', appSecret, 'fromagerie', 'webhook-secrets', 32));
+  }
+
+  seal(secret: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+    return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${sealed.toString('base64url')}`;
+  }
+
+  open(ciphertext: string): string {
+    const [version, iv, tag, sealed] = ciphertext.split('.');
+    if (version !== 'v1' || !iv || !tag || sealed === undefined) throw new Error('unreadable webhook secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+export interface SignatureHeaders {
+  'x-cheese-signature': string;
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+/**
+ * Both schemes of decisions.md §8, with every secret in force (newest first; two during a
+ * rotation's overlap):
+ * - `X-Cheese-Signature: sha256=<hex HMAC-SHA256 keyed by the whole secret string, over the raw body>`,
+ *   comma-separated when there are two;
+ * - Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256 keyed by the base64-decoded
+ *   part after whsec_, over "{id}.{timestamp}.{body}">`, space-separated when there are two.
+ */
+export function signatureHeaders(secrets: readonly string[], eventId: string, body: string, timestampSeconds: number): SignatureHeaders {
+  const signedContent = `${eventId}.${timestampSeconds}.${body}`;
+  return {
+    'x-cheese-signature': secrets.map((secret) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`).join(','),
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': secrets
+      .map((secret) => `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(signedContent).digest('base64')}`)
+      .join(' '),
+  };
+}

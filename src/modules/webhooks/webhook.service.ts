@@ -1,0 +1,203 @@
+import dns from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { nowIso } from '../../db/columns.js';
+import type { ChangeContext } from '../../kernel/change-context.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import type { Principal } from '../../kernel/principal.js';
+import type { Outbox } from '../outbox/outbox.module.js';
+import type { AddressGuard } from './address.guard.js';
+import type { AttemptView, DeliveryRepository } from './delivery.repository.js';
+import type { WebhookDispatcher } from './webhook.dispatcher.js';
+import type { WebhookRecord, WebhookRepository } from './webhook.repository.js';
+import { deliveryScopes, patternProblems } from './webhook.rules.js';
+import { newWebhookSecret, type SecretBox } from './webhook.secrets.js';
+import type { AttemptOutcome } from './webhook.table.js';
+
+/** Per account: enough for every environment and integration, few enough to fan out cheaply. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
+/** How long a rotated-out secret still signs (decisions.md §8). */
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+export interface WebhookInput {
+  url: string;
+  events: string[];
+  description?: string | null | undefined;
+  maxAttempts?: number | undefined;
+}
+
+export interface WebhookPatch extends Partial<WebhookInput> {
+  active?: boolean | undefined;
+}
+
+export interface TestOutcome {
+  eventId: string;
+  /** A test has one attempt: it is delivered or dead-lettered. */
+  outcome: Exclude<AttemptOutcome, 'failed'>;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface WebhookServiceOptions {
+  db: Kysely<DB>;
+  webhooks: WebhookRepository;
+  deliveries: DeliveryRepository;
+  dispatcher: WebhookDispatcher;
+  outbox: Outbox;
+  secrets: SecretBox;
+  guard: AddressGuard;
+  /** Production resolves a URL's host at registration and refuses private targets outright. */
+  resolveAtRegistration: boolean;
+}
+
+/** Webhook subscriptions as their owners (and staff) manage them. */
+export class WebhookService {
+  constructor(private readonly options: WebhookServiceOptions) {}
+
+  async create(principal: Principal, input: WebhookInput): Promise<{ webhook: WebhookRecord; secret: string }> {
+    this.#checkEvents(input.events, principal);
+    await this.#checkUrl(input.url);
+    if ((await this.options.webhooks.countOf(principal.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
+      throw new ConflictError(`An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks: delete one, or subscribe an existing one to more events.`);
+    }
+    const secret = newWebhookSecret();
+    const webhook = await this.options.webhooks.insert({
+      accountId: principal.accountId,
+      url: input.url,
+      events: input.events,
+      scopes: deliveryScopes(principal.scopes),
+      description: input.description ?? null,
+      maxAttempts: input.maxAttempts ?? 6,
+      secretCiphertext: this.options.secrets.seal(secret),
+    });
+    return { webhook, secret };
+  }
+
+  /** One page, oldest first: the caller's own webhooks, or every account's for staff. */
+  async list(principal: Principal, afterId: number, limit: number): Promise<{ items: WebhookRecord[]; hasMore: boolean }> {
+    const page = await this.options.webhooks.list(isStaff(principal) ? null : principal.accountId, afterId, limit + 1);
+    return { items: page.slice(0, limit), hasMore: page.length > limit };
+  }
+
+  get(principal: Principal, id: number): Promise<WebhookRecord> {
+    return this.#owned(principal, id);
+  }
+
+  async update(principal: Principal, id: number, patch: WebhookPatch): Promise<WebhookRecord> {
+    await this.#owned(principal, id);
+    if (patch.events !== undefined) this.#checkEvents(patch.events, principal);
+    if (patch.url !== undefined) await this.#checkUrl(patch.url);
+    const updated = await this.options.webhooks.update(id, {
+      ...(patch.url !== undefined && { url: patch.url }),
+      // New events are checked against, and delivered under, the credential that chose them.
+      ...(patch.events !== undefined && { events: patch.events, scopes: deliveryScopes(principal.scopes) }),
+      ...(patch.description !== undefined && { description: patch.description }),
+      ...(patch.maxAttempts !== undefined && { maxAttempts: patch.maxAttempts }),
+      ...(patch.active !== undefined && { active: patch.active, disabledReason: null }),
+    });
+    if (patch.active) this.options.dispatcher.wake();
+    return updated!;
+  }
+
+  async delete(principal: Principal, id: number): Promise<void> {
+    await this.#owned(principal, id);
+    await this.options.webhooks.delete(id);
+  }
+
+  async attempts(principal: Principal, id: number, filter: { outcome?: AttemptOutcome; eventType?: string }, beforeId: number | null, limit: number): Promise<{ items: AttemptView[]; hasMore: boolean }> {
+    await this.#owned(principal, id);
+    const page = await this.options.deliveries.attempts(id, filter, beforeId, limit + 1);
+    return { items: page.slice(0, limit), hasMore: page.length > limit };
+  }
+
+  /**
+   * Sends webhook.test to this webhook now, whatever it subscribes to and even while it is
+   * paused, and answers with the attempt. One attempt only: a failed test is dead-lettered
+   * at once (and can be replayed), never retried behind the caller's back.
+   */
+  async test(principal: Principal, id: number, ctx: ChangeContext): Promise<TestOutcome> {
+    const webhook = await this.#owned(principal, id);
+    const lease = new Date(Date.now() + 2 * 60_000).toISOString();
+    const claimed = await this.options.db.transaction().execute(async (trx) => {
+      const event = await this.options.outbox.recordOne(
+        trx,
+        { type: 'webhook.test', audience: { accountId: webhook.accountId }, aggregateType: 'webhook', aggregateId: String(id), data: { webhook_id: String(id), message: 'A test event from Fromagerie: your endpoint is reachable and verifies our signatures.' } },
+        ctx,
+      );
+      const [deliveryId] = await this.options.deliveries.insertDeliveries(trx, [{ webhookId: id, event: { ...event, type: 'webhook.test', audience: `account:${webhook.accountId}` }, maxAttempts: 1, leaseUntil: lease }], nowIso());
+      return (await this.options.deliveries.loadClaimed(trx, [deliveryId!]))[0]!;
+    });
+    const result = await this.options.dispatcher.attempt(claimed);
+    return { eventId: claimed.eventId, outcome: result.outcome === 'delivered' ? 'delivered' : 'dead_lettered', statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error };
+  }
+
+  async replay(principal: Principal, id: number, range: { from?: string | undefined; to?: string | undefined }): Promise<number> {
+    await this.#owned(principal, id);
+    // Stored times are UTC ISO strings, compared as text: any offset the client sent becomes UTC first.
+    const from = range.from === undefined ? undefined : new Date(range.from).toISOString();
+    const to = range.to === undefined ? undefined : new Date(range.to).toISOString();
+    if (from !== undefined && to !== undefined && from >= to) throw ValidationFailedError.field('to', 'must be later than from');
+    const count = await this.options.deliveries.replay(id, { ...(from && { from }), ...(to && { to }) }, nowIso());
+    if (count > 0) this.options.dispatcher.wake();
+    return count;
+  }
+
+  async rotateSecret(principal: Principal, id: number): Promise<{ secret: string; previousSecretExpiresAt: string }> {
+    await this.#owned(principal, id);
+    const secret = newWebhookSecret();
+    const previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString();
+    await this.options.webhooks.rotateSecret(id, this.options.secrets.seal(secret), previousSecretExpiresAt);
+    return { secret, previousSecretExpiresAt };
+  }
+
+  /** Someone else's webhook is a 404, as if it did not exist: ids cannot be probed. */
+  async #owned(principal: Principal, id: number): Promise<WebhookRecord> {
+    const webhook = await this.options.webhooks.find(id);
+    if (!webhook || (!isStaff(principal) && webhook.accountId !== principal.accountId)) throw new NotFoundError(`Webhook ${id} not found.`);
+    return webhook;
+  }
+
+  #checkEvents(events: readonly string[], principal: Principal): void {
+    const problems = patternProblems(events, principal.scopes);
+    const unknown = problems.filter((p) => p.problem === 'unknown');
+    if (unknown.length > 0) {
+      throw new ValidationFailedError(
+        `No event kind matches ${unknown.map((p) => `"${p.pattern}"`).join(', ')}: see docs/events.md for the kinds.`,
+        unknown.map((p) => ({ field: 'events', message: `${p.pattern} matches no event kind` })),
+      );
+    }
+    const forbidden = problems.filter((p) => p.problem === 'forbidden');
+    if (forbidden.length > 0) {
+      throw new ForbiddenError(`This credential may not receive ${forbidden.map((p) => `${p.pattern} (needs ${p.scope})`).join(', ')}.`);
+    }
+  }
+
+  /** http(s), no credentials or fragment; in production a host that resolves to a public address. */
+  async #checkUrl(text: string): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw ValidationFailedError.field('url', 'must be an absolute http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ValidationFailedError.field('url', 'must use http or https');
+    if (url.username || url.password) throw ValidationFailedError.field('url', 'must not carry credentials: authenticate deliveries by their signature');
+    if (url.hash) throw ValidationFailedError.field('url', 'must not have a fragment');
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const refused = ValidationFailedError.field('url', 'must point at a public address (loopback, private and link-local addresses are refused)');
+    if (isIP(host) !== 0) {
+      if (!this.options.guard.allows(host)) throw refused;
+      return;
+    }
+    if (!this.options.resolveAtRegistration) return;
+    const addresses = await dns.lookup(host, { all: true }).catch(() => []);
+    if (addresses.length === 0) throw ValidationFailedError.field('url', `host ${host} could not be resolved`);
+    if (!addresses.some((entry) => this.options.guard.allows(entry.address))) throw refused;
+  }
+}
+
+function isStaff(principal: Principal): boolean {
+  return principal.scopes.has('admin');
+}

@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { FeatureModule, Job } from '../../kernel/module.js';
+import type { Outbox } from '../outbox/outbox.module.js';
+import { AddressGuard } from './address.guard.js';
+import { DeliveryRepository } from './delivery.repository.js';
+import { WebhookDispatcher } from './webhook.dispatcher.js';
+import { WebhookRepository } from './webhook.repository.js';
+import { webhookRoutes } from './webhook.routes.js';
+import { SecretBox } from './webhook.secrets.js';
+import { WebhookSender } from './webhook.sender.js';
+import { WebhookService } from './webhook.service.js';
+import type { WebhookSettings } from './webhook.settings.js';
+
+export type { WebhookSettings } from './webhook.settings.js';
+
+
+export interface WebhooksOptions {
+  db: Kysely<DB>;
+  environment: CheeseEnv;
+  outbox: Outbox;
+  /** Encrypts webhook secrets at rest (through a key derived from it). */
+  appSecret: string;
+  settings: WebhookSettings;
+  /** Subscribes to commits of outbox rows (the database's commit signal). */
+  afterOutboxCommit: (listener: () => void) => () => void;
+  log: (message: string, details: Record<string, unknown>) => void;
+}
+
+export type WebhooksModule = FeatureModule<{ webhooks: WebhookService; dispatcher: WebhookDispatcher }>;
+
+const HOUR_MS = 3_600_000;
+/** Outbox rows no delivery needs are kept this long after fan-out, for inspection. */
+const OUTBOX_GRACE_MS = HOUR_MS;
+
+/** Webhooks: subscriptions, and delivery of outbox events to them (decisions.md §8). */
+export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
+  const { db, settings } = options;
+  const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
+  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency });
+  const secrets = new SecretBox(options.appSecret);
+  const webhookRepository = new WebhookRepository(db);
+  const deliveries = new DeliveryRepository(db);
+  const dispatcher = new WebhookDispatcher({ db, deliveries, webhooks: webhookRepository, sender, secrets, settings, log: options.log });
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, dispatcher, outbox: options.outbox, secrets, guard, resolveAtRegistration: options.environment === 'production' });
+  let unsubscribe: (() => void) | undefined;
+
+  const prune: Job = {
+    name: 'webhooks.prune',
+    everyMs: HOUR_MS,
+    run: (now = new Date()) =>
+      deliveries.prune(new Date(now.getTime() - settings.retentionDays * 24 * HOUR_MS).toISOString(), new Date(now.getTime() - OUTBOX_GRACE_MS).toISOString()),
+  };
+
+  return {
+    name: 'webhooks',
+    routes: async (app) => {
+      await app.register(webhookRoutes, { webhooks });
+    },
+    jobs: [prune],
+    workers: [
+      {
+        name: 'webhooks.dispatcher',
+        start() {
+          unsubscribe = options.afterOutboxCommit(() => dispatcher.outboxCommitted());
+          dispatcher.start();
+        },
+        async stop() {
+          unsubscribe?.();
+          await dispatcher.stop();
+          sender.close();
+        },
+      },
+    ],
+    provides: { webhooks, dispatcher },
+  };
+}
