@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
   options: {
     'database-url': { type: 'string' },
     duration: { type: 'string', default: '10' },
-    rates: { type: 'string', default: '40,100', description: 'cheese events per second of each steady phase, comma-separated' },
+    rates: { type: 'string', default: '20,100', description: 'cheese events per second of each steady phase, comma-separated' },
     burst: { type: 'string', default: '1000', description: 'cheese events committed at once in the backlog phase' },
     'cpu-prof-dir': { type: 'string', description: 'write a V8 CPU profile of the service there' },
   },

@@ -84,7 +84,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   registerConditionalGet(app);
   // The docs page and same-origin pages need no CORS; these browser origins may call too.
   await registerCors(app, { origins: [config.publicUrl, ...config.corsOrigins], allowedMethods });
-  await registerOpenApi(app, config.publicUrl);
+  await registerOpenApi(app, modules.webhooks.provides.openapi());
   // Before the auth plugin: its hook then runs after authentication on every route (rate-limit.hooks.ts).
   const rateLimits = registerRateLimits(app, { limiter: modules.limits.provides.limiter, planOf: (accountId) => modules.identity.provides.accounts.planOf(accountId) });
   app.addHook('onClose', () => modules.limits.provides.close());

@@ -202,7 +202,7 @@ const ApiKeyExpiring = Type.Object(
 
 const WebhookTest = Type.Object(
   { webhook_id: Id('The webhook endpoint\'s id.'), message: Type.String({ description: 'A human-readable text saying this is a test.' }) },
-  { ...closed, description: 'A test delivery, to try an endpoint and its signature check. Not emitted yet.', examples: [{ webhook_id: '12', message: 'A test event from Fromagerie: your endpoint is reachable and verifies our signatures.' }] },
+  { ...closed, description: 'A test delivery, sent by POST /v2/webhooks/{id}/test to that webhook alone, to try an endpoint and its signature check.', examples: [{ webhook_id: '12', message: 'A test event from Fromagerie: your endpoint is reachable and verifies our signatures.' }] },
 );
 
 // ---- Metadata and the registries ----

@@ -3,6 +3,7 @@ import type { FeatureModule } from '../../kernel/module.js';
 import { Outbox } from './outbox.writer.js';
 
 export { Outbox, EVENT_TYPES, type EventType, type NewEvent } from './outbox.writer.js';
+export { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, Metadata as EventMetadata } from './event-data.schema.js';
 
 export type OutboxModule = FeatureModule<{ outbox: Outbox }>;
 

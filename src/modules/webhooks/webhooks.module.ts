@@ -7,6 +7,7 @@ import { AddressGuard } from './address.guard.js';
 import { DeliveryRepository } from './delivery.repository.js';
 import { WebhookDispatcher } from './webhook.dispatcher.js';
 import { WebhookRepository } from './webhook.repository.js';
+import { webhookOpenApi } from './webhook.openapi.js';
 import { webhookRoutes } from './webhook.routes.js';
 import { SecretBox } from './webhook.secrets.js';
 import { WebhookSender } from './webhook.sender.js';
@@ -28,7 +29,7 @@ export interface WebhooksOptions {
   log: (message: string, details: Record<string, unknown>) => void;
 }
 
-export type WebhooksModule = FeatureModule<{ webhooks: WebhookService; dispatcher: WebhookDispatcher }>;
+export type WebhooksModule = FeatureModule<{ webhooks: WebhookService; dispatcher: WebhookDispatcher; openapi: () => Record<string, unknown> }>;
 
 const HOUR_MS = 3_600_000;
 /** Outbox rows no delivery needs are kept this long after fan-out, for inspection. */
@@ -73,6 +74,6 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
         },
       },
     ],
-    provides: { webhooks, dispatcher },
+    provides: { webhooks, dispatcher, openapi: webhookOpenApi },
   };
 }
