@@ -68,17 +68,25 @@ function once(close: () => Promise<void>): () => Promise<void> {
   return () => (closing ??= close());
 }
 
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Longer than any query we run (migrations included), short enough that nothing waits forever. */
+const QUERY_TIMEOUT_MS = 60_000;
+
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const parsed = new URL(url);
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
+    // A stopped or unreachable server must not hang a request forever (decisions.md, "Timeouts").
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    keepAlive: true,
     // ids and counts are int8; every value we store fits in a JS number.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
-    ...(options.databaseSchema ? { options: `-c search_path=${options.databaseSchema}` } : {}),
+    options: [`-c statement_timeout=${QUERY_TIMEOUT_MS}`, `-c idle_in_transaction_session_timeout=${QUERY_TIMEOUT_MS}`, ...(options.databaseSchema ? [`-c search_path=${options.databaseSchema}`] : [])].join(' '),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});

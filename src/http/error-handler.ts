@@ -1,6 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { VISIBLE_TEXT_MESSAGE, VISIBLE_TEXT_PATTERN } from '../kernel/text.js';
 import { undecodableUrl } from './request-guards.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -9,6 +10,7 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  ServiceUnavailableError,
   UnsupportedMediaTypeError,
   ValidationFailedError,
   type FieldError,
@@ -83,6 +85,11 @@ export function toAppError(error: FastifyError & { validation?: AjvError[]; vali
   }
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return new InvalidRequestError(error.message || 'The request is invalid.');
+  }
+  if (isDatabaseUnavailable(error)) {
+    const unavailable = new ServiceUnavailableError('The service cannot reach its database right now; nothing was changed. Try again shortly.');
+    unavailable.headers['retry-after'] = '5';
+    return unavailable;
   }
   return null;
 }
