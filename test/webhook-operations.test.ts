@@ -69,6 +69,18 @@ describe('the SSRF guard in production', () => {
   });
 });
 
+describe('the cap of 10 webhooks per account', () => {
+  it('holds under concurrent registrations: exactly 10 are created, the rest are 409 and create nothing', async () => {
+    const customer = bearer(await t.key(['read:cheeses'], 'customer'));
+    const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => t.http.post('/v2/webhooks', { headers: customer, json: { url: receiver.url(`/cap/${i}`), events: ['cheese.*'] } })));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(10);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused.map((a) => a.status)).toEqual([409, 409, 409, 409]);
+    expect(refused[0]!.body).toMatchObject({ code: 409, type: 'conflict' });
+    expect((await t.http.get('/v2/webhooks?limit=100', { headers: customer })).body.items).toHaveLength(10);
+  });
+});
+
 describe('replay', () => {
   it('with from/to, sends every settled event of that range again, delivered ones included; outside it, none', async () => {
     const hook = await register(t, staff, receiver.url('/range'), ['cheese.new_arrival']);

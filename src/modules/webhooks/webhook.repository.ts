@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../../db/claim.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
@@ -73,26 +74,37 @@ export class WebhookRepository {
     return this.db.selectFrom('webhooks as w').innerJoin('accounts as a', 'a.id', 'w.account_id').select(VIEW_COLUMNS);
   }
 
-  async insert(input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string }): Promise<WebhookRecord> {
+  /**
+   * Inserts unless the account already has `max` webhooks (then null). The account's row is
+   * locked first on PostgreSQL, so concurrent registrations cannot both pass the count
+   * (SQLite writers are serial already).
+   */
+  async insertWithinLimit(input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string }, max: number): Promise<WebhookRecord | null> {
     const now = nowIso();
-    const { id } = await this.db
-      .insertInto('webhooks')
-      .values({
-        account_id: input.accountId,
-        url: input.url,
-        events: JSON.stringify(input.events),
-        description: input.description,
-        max_attempts: input.maxAttempts,
-        scopes: input.scopes.join(' '),
-        active: true,
-        disabled_reason: null,
-        secret_ciphertext: input.secretCiphertext,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return (await this.find(Number(id)))!;
+    const id = await this.db.transaction().execute(async (trx) => {
+      if (isPostgres(trx)) await sql`select id from accounts where id = ${input.accountId} for update`.execute(trx);
+      const existing = await trx.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', input.accountId).executeTakeFirstOrThrow();
+      if (Number(existing.n) >= max) return null;
+      const row = await trx
+        .insertInto('webhooks')
+        .values({
+          account_id: input.accountId,
+          url: input.url,
+          events: JSON.stringify(input.events),
+          description: input.description,
+          max_attempts: input.maxAttempts,
+          scopes: input.scopes.join(' '),
+          active: true,
+          disabled_reason: null,
+          secret_ciphertext: input.secretCiphertext,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return Number(row.id);
+    });
+    return id === null ? null : ((await this.find(id)) ?? null);
   }
 
   async find(id: number): Promise<WebhookRecord | undefined> {
@@ -105,11 +117,6 @@ export class WebhookRepository {
     let query = this.#select().where('w.id', '>', afterId);
     if (accountId !== null) query = query.where('w.account_id', '=', accountId);
     return (await query.orderBy('w.id').limit(limit).execute()).map(toRecord);
-  }
-
-  async countOf(accountId: number): Promise<number> {
-    const row = await this.db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
-    return Number(row.n);
   }
 
   async update(id: number, changes: WebhookChanges): Promise<WebhookRecord | undefined> {

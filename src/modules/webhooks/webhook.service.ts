@@ -59,19 +59,20 @@ export class WebhookService {
   async create(principal: Principal, input: WebhookInput): Promise<{ webhook: WebhookRecord; secret: string }> {
     this.#checkEvents(input.events, principal);
     await this.#checkUrl(input.url);
-    if ((await this.options.webhooks.countOf(principal.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-      throw new ConflictError(`An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks: delete one, or subscribe an existing one to more events.`);
-    }
     const secret = newWebhookSecret();
-    const webhook = await this.options.webhooks.insert({
-      accountId: principal.accountId,
-      url: input.url,
-      events: input.events,
-      scopes: deliveryScopes(principal.scopes),
-      description: input.description ?? null,
-      maxAttempts: input.maxAttempts ?? 6,
-      secretCiphertext: this.options.secrets.seal(secret),
-    });
+    const webhook = await this.options.webhooks.insertWithinLimit(
+      {
+        accountId: principal.accountId,
+        url: input.url,
+        events: input.events,
+        scopes: deliveryScopes(principal.scopes),
+        description: input.description ?? null,
+        maxAttempts: input.maxAttempts ?? 6,
+        secretCiphertext: this.options.secrets.seal(secret),
+      },
+      MAX_WEBHOOKS_PER_ACCOUNT,
+    );
+    if (!webhook) throw new ConflictError(`An account has at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks: delete one, or subscribe an existing one to more events.`);
     return { webhook, secret };
   }
 
