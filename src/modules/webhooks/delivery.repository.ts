@@ -228,10 +228,14 @@ export class DeliveryRepository {
     });
   }
 
-  /** Dead-letters what a disabled webhook still had pending (410 Gone: the receiver is gone). */
-  async deadLetterPending(webhookId: number, now: string): Promise<void> {
-    await this.db.updateTable('webhook_deliveries').set({ state: 'dead', lease_until: null, updated_at: now }).where('webhook_id', '=', webhookId).where('state', '=', 'pending').execute();
+  /** 410 Gone: disables the webhook, saying why, and dead-letters what it still had pending, together. */
+  async disableWebhook(webhookId: number, reason: string, now: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('webhooks').set({ active: false, disabled_reason: reason, updated_at: now }).where('id', '=', webhookId).execute();
+      await trx.updateTable('webhook_deliveries').set({ state: 'dead', lease_until: null, updated_at: now }).where('webhook_id', '=', webhookId).where('state', '=', 'pending').execute();
+    });
   }
+
 
   /**
    * The next moment a pending delivery falls due, after `now` (a retry, or the end of a lease),

@@ -5,7 +5,6 @@ import type { Scope } from '../../kernel/scopes.js';
 import type { WebhookSettings } from './webhook.settings.js';
 import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } from './delivery.repository.js';
 import { Batch } from './batch.js';
-import type { WebhookRepository } from './webhook.repository.js';
 import type { WebhookSender, SendResult } from './webhook.sender.js';
 import type { SecretBox } from './webhook.secrets.js';
 import { signatureHeaders } from './webhook.secrets.js';
@@ -19,7 +18,6 @@ const REFILL_MS = 10;
 export interface DispatcherOptions {
   db: Kysely<DB>;
   deliveries: DeliveryRepository;
-  webhooks: WebhookRepository;
   sender: WebhookSender;
   secrets: SecretBox;
   settings: WebhookSettings;
@@ -194,10 +192,11 @@ export class WebhookDispatcher {
 
   /** 410 Gone: the receiver says it will never want these again. */
   async #disable(webhookId: number): Promise<void> {
-    await this.options.webhooks.update(webhookId, { active: false, disabledReason: `The receiver answered 410 Gone at ${nowIso()}; its pending events were dead-lettered.` });
-    await this.options.deliveries.deadLetterPending(webhookId, nowIso());
+    const now = nowIso();
+    await this.options.deliveries.disableWebhook(webhookId, `The receiver answered 410 Gone at ${now}; its pending events were dead-lettered.`, now);
     this.options.log('webhook disabled: its receiver answered 410 Gone', { webhookId });
   }
+
 
   #secretsOf(delivery: ClaimedDelivery): string[] {
     const secrets = [this.#open(delivery.secretCiphertext)];

@@ -43,7 +43,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const secrets = new SecretBox(options.appSecret);
   const webhookRepository = new WebhookRepository(db);
   const deliveries = new DeliveryRepository(db);
-  const dispatcher = new WebhookDispatcher({ db, deliveries, webhooks: webhookRepository, sender, secrets, settings, log: options.log });
+  const dispatcher = new WebhookDispatcher({ db, deliveries, sender, secrets, settings, log: options.log });
   const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, dispatcher, outbox: options.outbox, secrets, guard, resolveAtRegistration: options.environment === 'production' });
   let unsubscribe: (() => void) | undefined;
 
