@@ -81,6 +81,42 @@ describe('Idempotency-Key', () => {
     expect(await ordersOf(me)).toHaveLength(2);
   });
 
+  it('a crash between the order\'s commit and its answer: the retry is answered with that order, never a second one', async () => {
+    const c = await cheese();
+    const me = await customer();
+    const db = t.database.db;
+    // What an instance that died right after the commit leaves: the order, and the key still running.
+    const died = async (key: string, lockedUntil: Date) =>
+      db.updateTable('idempotency_keys').set({ state: 'running', status_code: null, response_headers: null, response_body: null, locked_until: lockedUntil.toISOString() }).where('idempotency_key', '=', key).execute();
+    for (const [key, lease] of [['crash-in-lease', new Date(Date.now() + 60_000)], ['crash-after-lease', new Date(Date.now() - 1000)]] as const) {
+      const first = await post(me, key, order(c.id));
+      expect(first.status).toBe(201);
+      const row = await db.selectFrom('idempotency_keys').select(['created_resource']).where('idempotency_key', '=', key).executeTakeFirstOrThrow();
+      expect(row.created_resource).toBe(`/v2/orders/${first.body.id}`);
+      await died(key, lease);
+      const retry = await post(me, key, order(c.id));
+      expect(retry.status, key).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(retry.headers.get('location')).toBe(`/v2/orders/${first.body.id}`);
+      expect(retry.body).toEqual(first.body);
+      // ...and that answer is now the recorded one.
+      const again = await post(me, key, order(c.id));
+      expect([again.status, again.body.id]).toEqual([201, first.body.id]);
+    }
+    expect(await ordersOf(me)).toHaveLength(2);
+    expect(await stockOf(c.id)).toBe(18);
+  });
+
+  it('the same holds for a cheese created with a key', async () => {
+    const json = { name: `Crash-safe cheese ${++seq}`, pricePerKg: 12, stockQuantityKg: 3 };
+    const first = await t.http.post('/v2/cheeses', { headers: { ...staff, 'idempotency-key': 'cheese-crash' }, json });
+    expect(first.status).toBe(201);
+    await t.database.db.updateTable('idempotency_keys').set({ state: 'running', status_code: null, response_headers: null, response_body: null }).where('idempotency_key', '=', 'cheese-crash').execute();
+    const retry = await t.http.post('/v2/cheeses', { headers: { ...staff, 'idempotency-key': 'cheese-crash' }, json });
+    expect([retry.status, retry.headers.get('idempotent-replayed'), retry.body.id]).toEqual([201, 'true', first.body.id]);
+    expect(await t.database.db.selectFrom('cheeses').select('id').where('name', '=', json.name).execute()).toHaveLength(1);
+  });
+
   it('anonymous sign-ups are keyed by address: a retried sign-up makes one account', async () => {
     const json = { username: 'once.only', email: 'once@example.com', password: 'a long enough secret 4 tests' };
     const first = await t.http.post('/v2/customer', { headers: { 'idempotency-key': 'signup-1' }, json });

@@ -107,6 +107,7 @@ column idempotency_keys.response_body text
 column idempotency_keys.locked_until timestamp with time zone not null
 column idempotency_keys.created_at timestamp with time zone not null
 column idempotency_keys.expires_at timestamp with time zone not null
+column idempotency_keys.created_resource text
 column login_sessions.id bigint not null
 column login_sessions.account_id bigint not null
 column login_sessions.expires_at timestamp with time zone not null

@@ -11,6 +11,7 @@ import * as subscriptions from './migrations/0011_subscriptions.js';
 import * as accountPlans from './migrations/0012_account_plans.js';
 import * as idempotencyKeys from './migrations/0013_idempotency_keys.js';
 import * as webhooks from './migrations/0014_webhooks.js';
+import * as idempotencyCreatedResource from './migrations/0015_idempotency_created_resource.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '0012_account_plans': accountPlans,
   '0013_idempotency_keys': idempotencyKeys,
   '0014_webhooks': webhooks,
+  '0015_idempotency_created_resource': idempotencyCreatedResource,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

@@ -21,6 +21,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** Set when the request carries an Idempotency-Key: see ChangeContext.created. */
+    noteCreated?: (trx: unknown, resourcePath: string) => Promise<void>;
   }
 }
 
@@ -140,7 +142,7 @@ export function principalOf(request: FastifyRequest): Principal {
 
 /** Who is asking, under which request id: what a service needs to make a change on the caller's behalf. */
 export function changeContextOf(request: FastifyRequest): ChangeContext {
-  return { requestId: request.id, principal: request.principal };
+  return { requestId: request.id, principal: request.principal, ...(request.noteCreated && { created: request.noteCreated }) };
 }
 
 /**

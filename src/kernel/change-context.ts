@@ -12,6 +12,13 @@ export interface ChangeContext {
    * called for a resource that does not exist (that write is a 404, RFC 9110 §13.2.1).
    */
   precondition?: (current: object) => void;
+  /**
+   * For a request with an Idempotency-Key: called inside the transaction that creates a
+   * resource, with the resource's path, so that a retry after a crash between the commit and
+   * the answer is answered with it rather than creating it again. The transaction is the
+   * caller's (`Transaction<DB>`; the kernel names no database type).
+   */
+  created?: (trx: unknown, resourcePath: string) => Promise<void>;
 }
 
 export const SYSTEM_CONTEXT: ChangeContext = Object.freeze({ requestId: null, principal: null });

@@ -48,7 +48,12 @@ export class CheeseService {
   }
 
   create(input: Type.Static<typeof CheeseInput>, ctx: ChangeContext): Promise<CheeseView> {
-    return this.#transaction((trx) => this.createIn(trx, input, ctx));
+    return this.#transaction(async (trx) => {
+      const cheese = await this.createIn(trx, input, ctx);
+      // With an Idempotency-Key: the cheese is noted with the key, in its own transaction.
+      await ctx.created?.(trx, `/v2/cheeses/${cheese.id}`);
+      return cheese;
+    });
   }
 
   /** PUT /cheeses: every writable field is replaced; omitted ones return to their defaults. */

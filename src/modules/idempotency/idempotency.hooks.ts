@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DB } from '../../db/schema.js';
 import { ConflictError, InvalidRequestError, ValidationFailedError } from '../../kernel/errors.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 
@@ -10,6 +12,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotencyRecord?: number;
+    createdNoted?: boolean;
   }
 }
 
@@ -37,8 +40,11 @@ function fingerprint(request: FastifyRequest): string {
  * the caller: the account, or the address for anonymous sign-ups. 2xx and 4xx answers are kept
  * (except 409 and 429, which a retry may see change); a 5xx releases the key, so the client
  * can retry. The record is written when the first request starts and completed when its
- * answer is sent: an instance that dies in between leaves the key running until its lease
- * (the request timeout) ends, after which a retry runs the request again.
+ * answer is sent. A service that creates a resource notes it on the record in its own
+ * transaction (ChangeContext.created): a retry after a crash between that commit and the
+ * answer is answered with the resource (recover), never creating it twice. Without such a
+ * note, a key left running by a dead instance is taken over after its lease (the request
+ * timeout) and the request runs again.
  */
 export function registerIdempotency(app: FastifyInstance, options: IdempotencyOptions): void {
   const { keys } = options;
@@ -59,7 +65,7 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       const now = Date.now();
       const id = await keys.claim({ scope, key: header, fingerprint: print, now: new Date(now).toISOString(), lockedUntil: new Date(now + options.leaseMs).toISOString(), expiresAt: new Date(now + options.ttlMs).toISOString() });
       if (id !== undefined) {
-        request.idempotencyRecord = id;
+        own(request, id);
         return undefined;
       }
       const existing = await keys.find(scope, header);
@@ -74,17 +80,50 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       if (existing.state === 'done') {
         return reply.code(existing.statusCode!).headers({ ...existing.headers, 'idempotent-replayed': 'true' }).send(existing.body ?? '');
       }
+      // Committed, but its answer never recorded (its instance died, or it is being sent):
+      // answer with what it created, never create it again.
+      if (existing.createdResource !== null) return recover(request, reply, existing.id, existing.createdResource);
       if (existing.lockedUntil > now) {
         const error = new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
         error.headers['retry-after'] = '1';
         throw error;
       }
       if (await keys.takeOver(existing.id, existing.lockedUntil, new Date(now + options.leaseMs).toISOString())) {
-        request.idempotencyRecord = existing.id;
+        own(request, existing.id);
         return undefined;
       }
     }
     throw new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
+  }
+
+  function own(request: FastifyRequest, id: number): void {
+    request.idempotencyRecord = id;
+    request.noteCreated = (trx, resourcePath) => {
+      request.createdNoted = true;
+      return keys.markCreated(trx as Transaction<DB>, id, resourcePath);
+    };
+  }
+
+  /** The first answer, rebuilt from the created resource as the caller reads it now: 201 with its Location. */
+  async function recover(request: FastifyRequest, reply: FastifyReply, id: number, resourcePath: string): Promise<FastifyReply> {
+    const credentials: Record<string, string> = {};
+    for (const name of ['authorization', 'x-api-key']) {
+      const value = request.headers[name];
+      if (typeof value === 'string') credentials[name] = value;
+    }
+    const read = await app.inject({ method: 'GET', url: resourcePath, headers: { ...credentials, accept: 'application/json' } });
+    if (read.statusCode !== 200) {
+      const error = new ConflictError(`The first request with this Idempotency-Key created ${resourcePath}; read it there.`);
+      error.headers.location = resourcePath;
+      throw error;
+    }
+    const headers: Record<string, string> = { location: resourcePath };
+    for (const name of REPLAYED) {
+      const value = read.headers[name];
+      if (name !== 'location' && typeof value === 'string') headers[name] = value;
+    }
+    await keys.completeIfRunning(id, { statusCode: 201, headers, body: read.body });
+    return reply.code(201).headers({ ...headers, 'idempotent-replayed': 'true' }).send(read.body);
   }
 
   async function finish(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
@@ -93,7 +132,9 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     request.idempotencyRecord = undefined;
     const status = reply.statusCode;
     if (status >= 500 || status === 409 || status === 429 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
-      await keys.release(id);
+      // A failure after something was noted as created keeps the key: whether that creation
+      // committed is the database's to say, and a retry reads it there (recover).
+      if (!(status >= 500 && request.createdNoted)) await keys.release(id);
       return payload;
     }
     const headers: Record<string, string> = {};

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
@@ -9,6 +9,8 @@ export interface StoredKey {
   statusCode: number | null;
   headers: Record<string, string>;
   body: string | null;
+  /** What the request created (a path), once its transaction committed. */
+  createdResource: string | null;
   lockedUntil: number;
   expiresAt: number;
 }
@@ -34,7 +36,7 @@ export class IdempotencyRepository {
   async find(scope: string, key: string): Promise<StoredKey | undefined> {
     const row = await this.db
       .selectFrom('idempotency_keys')
-      .select(['id', 'fingerprint', 'state', 'status_code', 'response_headers', 'response_body', 'locked_until', 'expires_at'])
+      .select(['id', 'fingerprint', 'state', 'status_code', 'response_headers', 'response_body', 'created_resource', 'locked_until', 'expires_at'])
       .where('scope', '=', scope)
       .where('idempotency_key', '=', key)
       .executeTakeFirst();
@@ -46,6 +48,7 @@ export class IdempotencyRepository {
         statusCode: row.status_code,
         headers: row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {},
         body: row.response_body,
+        createdResource: row.created_resource,
         lockedUntil: new Date(row.locked_until).getTime(),
         expiresAt: new Date(row.expires_at).getTime(),
       }
@@ -56,6 +59,16 @@ export class IdempotencyRepository {
   async takeOver(id: number, expectedLockedUntil: number, lockedUntil: string): Promise<boolean> {
     const result = await this.db.updateTable('idempotency_keys').set({ locked_until: lockedUntil }).where('id', '=', id).where('state', '=', 'running').where('locked_until', '=', new Date(expectedLockedUntil).toISOString()).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Notes, inside the creating transaction, what the keyed request created. */
+  async markCreated(trx: Transaction<DB>, id: number, resource: string): Promise<void> {
+    await trx.updateTable('idempotency_keys').set({ created_resource: resource }).where('id', '=', id).execute();
+  }
+
+  /** Completes a record still running (a recovery must not overwrite the first request's own answer). */
+  async completeIfRunning(id: number, response: { statusCode: number; headers: Record<string, string>; body: string }): Promise<void> {
+    await this.db.updateTable('idempotency_keys').set({ state: 'done', status_code: response.statusCode, response_headers: JSON.stringify(response.headers), response_body: response.body }).where('id', '=', id).where('state', '=', 'running').execute();
   }
 
   async complete(id: number, response: { statusCode: number; headers: Record<string, string>; body: string }): Promise<void> {

@@ -11,6 +11,8 @@ export interface IdempotencyKeyTable {
   /** JSON object of the replayed headers. */
   response_headers: string | null;
   response_body: string | null;
+  /** The path of what the request created, written in the creating transaction. */
+  created_resource: string | null;
   locked_until: Timestamp;
   created_at: Timestamp;
   expires_at: Timestamp;
@@ -24,6 +26,7 @@ export const IDEMPOTENCY_KEY_COLUMNS = tableColumns<IdempotencyKeyTable>()({
   status_code: 'nullable',
   response_headers: 'nullable',
   response_body: 'nullable',
+  created_resource: 'nullable',
   locked_until: 'not null',
   created_at: 'not null',
   expires_at: 'not null',

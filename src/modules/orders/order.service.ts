@@ -49,7 +49,12 @@ export class OrderService {
    */
   async place(placement: Placement, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
     const { db, stock } = this.options;
-    const order = await db.transaction().execute((trx) => this.options.placement.placeIn(trx, placement, { accountId: principal.accountId, actor: actorOf(principal) }, ctx));
+    const order = await db.transaction().execute(async (trx) => {
+      const placed = await this.options.placement.placeIn(trx, placement, { accountId: principal.accountId, actor: actorOf(principal) }, ctx);
+      // With an Idempotency-Key: the order is noted with the key, in its own transaction.
+      await ctx.created?.(trx, `/v2/orders/${placed.id}`);
+      return placed;
+    });
     stock.changed();
     return this.#view(db, order);
   }
