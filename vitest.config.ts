@@ -8,6 +8,10 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     fileParallelism: true,
+    // Files share each worker's module graph (every file builds its own app and database, and
+    // no test mocks modules): loading the app once per worker instead of once per file took
+    // a suite run from 248 to 172 s on SQLite and from 287 to 215 s on PostgreSQL.
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
