@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuFigures, cpuSample, fmt } from './measure.js';
-import { benchSchema, cleanup, fail, freePort, pinning, runCli, runState, startChild, waitForHealth } from './processes.js';
+import { benchSchema, cleanup, fail, freePort, pinning, runState, seedAndStaffKey, serviceEnv, startChild, waitForHealth } from './processes.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 
 const { values: args } = parseArgs({ options: { 'database-url': { type: 'string' }, duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } });
@@ -35,24 +35,11 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const databaseUrl = args['database-url'];
   const { schema, drop: dropSchema } = await benchSchema(databaseUrl);
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    CHEESE_ENV: 'production',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    ADMIN_PASSWORD: 'bench admin password',
-    APP_SECRET: 'bench-secret-bench-secret-bench-secret-01',
-    LOG_LEVEL: 'warn',
-    RATE_LIMITS: 'off',
-    MAX_CONNECTIONS_PER_CLIENT: '0',
-    PAYMENT_CAPTURE_DELAY_S: '-1',
-    SHIP_DELAY_S: '-1',
-    DELIVER_DELAY_S: '-1',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema } : {}),
-  };
+  // Production settings; the lifecycle worker off, so placement alone is measured.
+  const env = serviceEnv({ port, dataDir, environment: 'production', databaseUrl, schema, extra: { PAYMENT_CAPTURE_DELAY_S: '-1', SHIP_DELAY_S: '-1', DELIVER_DELAY_S: '-1' } });
+
   try {
-    runCli(['db:seed'], env);
-    const key = runCli(['api-keys', 'create', '--user', 'admin', '--scopes', 'admin', '--name', 'bench', '--quiet'], env).trim().split('\n').at(-1)!;
+    const key = seedAndStaffKey(env);
     const service = startChild('service', ['--import', 'tsx', 'src/server.ts'], env);
     await waitForHealth(base, service, 120_000);
     const staff = { authorization: `Bearer ${key}` };

@@ -188,3 +188,28 @@ export async function benchSchema(databaseUrl: string | undefined): Promise<{ sc
   await onPostgres(databaseUrl, `create schema ${schema}`);
   return { schema, drop: () => onPostgres(databaseUrl, `drop schema if exists ${schema} cascade`) };
 }
+
+// ---------------------------------------------------------------- the service under test
+
+/** The environment a bench runs the service with: its own data directory, rate limits and the connection cap off. */
+export function serviceEnv(options: { port: number; dataDir: string; environment: 'production' | 'development'; databaseUrl: string | undefined; schema: string | undefined; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    CHEESE_ENV: options.environment,
+    PORT: String(options.port),
+    DATA_DIR: options.dataDir,
+    ADMIN_PASSWORD: 'bench admin password',
+    APP_SECRET: 'bench-secret-bench-secret-bench-secret-01',
+    LOG_LEVEL: 'warn',
+    RATE_LIMITS: 'off',
+    MAX_CONNECTIONS_PER_CLIENT: '0',
+    ...options.extra,
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: options.schema } : {}),
+  };
+}
+
+/** Seeds the catalogue (creating the admin) and returns a staff key. */
+export function seedAndStaffKey(env: NodeJS.ProcessEnv): string {
+  runCli(['db:seed'], env);
+  return runCli(['api-keys', 'create', '--user', 'admin', '--scopes', 'admin', '--name', 'bench', '--quiet'], env).trim().split('\n').at(-1)!;
+}

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { busyTicks, fmt, processTicks, CLOCK_TICKS } from './measure.js';
-import { benchSchema, cleanup, fail, freePort, pinning, runCli, runState, startChild, waitForHealth } from './processes.js';
+import { benchSchema, cleanup, fail, freePort, pinning, runState, seedAndStaffKey, serviceEnv, startChild, waitForHealth } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -73,21 +73,10 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => receiver.listen(receiverPort, '127.0.0.1', resolve));
 
   // Development: loopback receivers are refused in production (the SSRF guard).
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    CHEESE_ENV: 'development',
-    PORT: String(port),
-    DATA_DIR: dataDir,
-    ADMIN_PASSWORD: 'bench admin password',
-    APP_SECRET: 'bench-secret-bench-secret-bench-secret-01',
-    LOG_LEVEL: 'warn',
-    RATE_LIMITS: 'off',
-    MAX_CONNECTIONS_PER_CLIENT: '0',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema } : {}),
-  };
+  const env = serviceEnv({ port, dataDir, environment: 'development', databaseUrl, schema });
+
   try {
-    runCli(['db:seed'], env);
-    const key = runCli(['api-keys', 'create', '--user', 'admin', '--scopes', 'admin', '--name', 'bench', '--quiet'], env).trim().split('\n').at(-1)!;
+    const key = seedAndStaffKey(env);
     const profile = args['cpu-prof-dir'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof-dir'])}`] : [];
     const service = startChild('service', [...profile, '--import', 'tsx', 'src/server.ts'], env);
     await waitForHealth(base, service, 120_000);

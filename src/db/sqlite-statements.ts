@@ -16,40 +16,37 @@ function bindable(parameters: ReadonlyArray<unknown>): unknown[] {
  * repositories write true/false on both dialects.
  */
 export function cachingDatabase(connection: SqliteConnection, commits?: CommitListeners): SqliteDatabase {
-  const statements = new Map<string, Statement>();
+  // Each statement is read once, when prepared: which table it inserts into, whether it rolls back.
+  const statements = new Map<string, { statement: Statement; insertsInto: string | undefined; rollsBack: boolean }>();
   // Tables inserted into by the open transaction: their listeners fire once it commits.
   const inserted = new Set<string>();
-  const track = (sql: string) => {
-    if (!commits) return;
-    if (/^rollback/i.test(sql)) inserted.clear();
-    else {
-      const table = /^insert into "([a-z_]+)"/.exec(sql)?.[1];
-      if (table) inserted.add(table);
-    }
-    if (!connection.inTransaction && inserted.size > 0) {
-      for (const table of inserted) commits.fire(table);
+  const track = (entry: { insertsInto: string | undefined; rollsBack: boolean }) => {
+    if (entry.rollsBack) inserted.clear();
+    else if (entry.insertsInto) inserted.add(entry.insertsInto);
+    if (inserted.size > 0 && !connection.inTransaction) {
+      for (const table of inserted) commits?.fire(table);
       inserted.clear();
     }
-  };
-  const tracked = <T>(sql: string, result: T): T => {
-    track(sql);
-    return result;
   };
   return {
     close: () => connection.close(),
     prepare(sql: string): SqliteStatement {
-      let statement = statements.get(sql);
-      if (!statement) {
-        statement = connection.prepare(sql);
+      let entry = statements.get(sql);
+      if (!entry) {
+        entry = { statement: connection.prepare(sql), insertsInto: commits && /^insert into "([a-z_]+)"/.exec(sql)?.[1], rollsBack: commits !== undefined && /^rollback/i.test(sql) };
         if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value!);
-        statements.set(sql, statement);
+        statements.set(sql, entry);
       }
-      const prepared = statement;
+      const { statement } = entry;
+      const tracked = <T>(result: T): T => {
+        track(entry);
+        return result;
+      };
       return {
-        reader: prepared.reader,
-        all: (parameters) => tracked(sql, prepared.all(...bindable(parameters))),
-        run: (parameters) => tracked(sql, prepared.run(...bindable(parameters))),
-        iterate: (parameters) => prepared.iterate(...bindable(parameters)),
+        reader: statement.reader,
+        all: (parameters) => tracked(statement.all(...bindable(parameters))),
+        run: (parameters) => tracked(statement.run(...bindable(parameters))),
+        iterate: (parameters) => statement.iterate(...bindable(parameters)),
       };
     },
   };
