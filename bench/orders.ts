@@ -77,6 +77,15 @@ end
     const after = cpuSample(service.process.pid!);
     const cpu = cpuFigures(before, after, result.seconds, 'child', pinning ? { server: '1', loadgen: '0' } : undefined);
 
+    // wrk stops sending, but requests already queued in the service still commit: wait until
+    // the newest order stays the same for half a second before comparing stock and orders.
+    const newest = async () => JSON.stringify((await json(`${base}/v2/orders?limit=1`, 'GET', undefined, staff)).body.items);
+    for (let last = '', now = await newest(); now !== last; ) {
+      last = now;
+      await new Promise((r) => setTimeout(r, 500));
+      now = await newest();
+    }
+
     // Stock: every cheese's start, minus what the placed orders hold, exactly.
     let held = 0;
     let stock = 0;
