@@ -3,7 +3,7 @@ import type { ColumnType, Generated } from 'kysely';
 /** PostgreSQL hands back Date, SQLite the ISO string we wrote; both accept ISO strings. */
 export type Timestamp = ColumnType<Date | string, string, string>;
 export type NullableTimestamp = ColumnType<Date | string | null, string | null | undefined, string | null>;
-/** PostgreSQL boolean, SQLite 0/1 (bound by sqlite-statements.ts). */
+/** PostgreSQL boolean, SQLite 0/1 (bound by sqlite-driver.ts). */
 export type Bool = ColumnType<boolean | number, boolean | undefined, boolean>;
 export type Id = Generated<number>;
 

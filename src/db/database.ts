@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { DB } from './schema.js';
-import { cachingDatabase } from './sqlite-statements.js';
+import { GroupCommitSqliteDialect } from './sqlite-driver.js';
 import { CommitListeners, PostgresCommitSignal } from './commit-signal.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -48,7 +48,7 @@ function openSqlite(dataDir: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: cachingDatabase(connection, commits) }) });
+  const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(connection, commits) });
   return {
     db,
     dialect: 'sqlite',

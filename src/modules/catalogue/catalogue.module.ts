@@ -97,6 +97,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
           const record = await reader.findRecord(executor, idOrSlug);
           return record && { id: record.id, name: record.name };
         },
+        idsOf: (executor, idsOrSlugs) => reader.idsOf(executor, idsOrSlugs),
         orderable: (executor, minGrams, limit) => cheeseRepository.orderableIds(executor, minGrams, limit),
         profiles: (executor) => cheeseRepository.profiles(executor),
       },

@@ -24,6 +24,12 @@ export interface CheesePage {
   total: number;
 }
 
+/** A `{cheeseId}`: all digits is an id, anything else a slug (slugs are lower case). */
+function parseCheeseRef(idOrSlug: string | number): { id: number } | { slug: string } {
+  const text = String(idOrSlug);
+  return /^[0-9]{1,15}$/.test(text) ? { id: Number(text) } : { slug: text.toLowerCase() };
+}
+
 /** Cap for the unpaginated Form A finders (findByStatus, findByTags). */
 export const FINDER_LIMIT = 1000;
 
@@ -41,9 +47,17 @@ export class CheeseReadService {
 
   /** `{cheeseId}` is an integer id or a slug (decisions.md §2). */
   async findRecord(executor: Kysely<DB>, idOrSlug: string | number): Promise<CheeseRecord | undefined> {
-    const text = String(idOrSlug);
-    if (/^[0-9]{1,15}$/.test(text)) return this.options.cheeses.findById(executor, Number(text));
-    return this.options.cheeses.findBySlug(executor, text.toLowerCase());
+    const ref = parseCheeseRef(idOrSlug);
+    return 'id' in ref ? this.options.cheeses.findById(executor, ref.id) : this.options.cheeses.findBySlug(executor, ref.slug);
+  }
+
+  /** The ids of several cheeses given by id or slug, in order; undefined where there is no such cheese. */
+  async idsOf(executor: Kysely<DB>, idsOrSlugs: readonly (string | number)[]): Promise<(number | undefined)[]> {
+    const refs = idsOrSlugs.map(parseCheeseRef);
+    const rows = await this.options.cheeses.idsBy(executor, refs.flatMap((ref) => ('id' in ref ? [ref.id] : [])), refs.flatMap((ref) => ('slug' in ref ? [ref.slug] : [])));
+    const byId = new Set(rows.map((row) => Number(row.id)));
+    const bySlug = new Map(rows.map((row) => [row.slug, Number(row.id)]));
+    return refs.map((ref) => ('id' in ref ? (byId.has(ref.id) ? ref.id : undefined) : bySlug.get(ref.slug)));
   }
 
   /** The record, or CheeseNotFoundError. */

@@ -277,6 +277,16 @@ export class CheeseRepository {
     }));
   }
 
+  /** Id and slug of the cheeses with one of these ids or slugs. */
+  async idsBy(executor: Kysely<DB>, ids: readonly number[], slugs: readonly string[]): Promise<{ id: number; slug: string }[]> {
+    if (ids.length === 0 && slugs.length === 0) return [];
+    return executor
+      .selectFrom('cheeses')
+      .select(['id', 'slug'])
+      .where((eb) => eb.or([...(ids.length > 0 ? [eb('id', 'in', [...ids])] : []), ...(slugs.length > 0 ? [eb('slug', 'in', [...slugs])] : [])]))
+      .execute();
+  }
+
   async orderableIds(executor: Kysely<DB>, minGrams: number, limit: number): Promise<number[]> {
     const rows = await executor.selectFrom('cheeses').select('id').where('status', '=', 'available').where('price_cents', 'is not', null).where('stock_grams', '>=', minGrams).orderBy('id').limit(limit).execute();
     return rows.map((row) => Number(row.id));

@@ -8,7 +8,7 @@ import type { StockService } from '../catalogue/catalogue.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { Courier, PaymentGateway } from './order.adapters.js';
 import { orderEventData, toOrderView } from './order.mapper.js';
-import type { OrderRecord, OrderRepository } from './order.repository.js';
+import type { ItemRecord, OrderRecord, OrderRepository } from './order.repository.js';
 import { DELIVERY_DAYS, EVENT_OF_STATUS, nextStep, transition, type OrderTrigger } from './order.rules.js';
 import type { OrderActor, OrderStatus, OrderTable } from './order.table.js';
 
@@ -129,8 +129,8 @@ export class OrderLifecycle {
   }
 
   /** The order's current state as its status's event, numbered by `event_sequence`. */
-  async recordEvent(trx: Transaction<DB>, order: OrderRecord, ctx: ChangeContext): Promise<void> {
-    const view = toOrderView(order, await this.options.orders.items(trx, [Number(order.id)]));
+  async recordEvent(trx: Transaction<DB>, order: OrderRecord, ctx: ChangeContext, items?: readonly ItemRecord[]): Promise<void> {
+    const view = toOrderView(order, items ?? (await this.options.orders.items(trx, [Number(order.id)])));
     await this.options.outbox.record(
       trx,
       [{ type: EVENT_OF_STATUS[order.status], aggregateType: 'order', aggregateId: String(order.id), audience: order.account_id === null ? 'staff' : { accountId: Number(order.account_id) }, data: orderEventData(view), metadata: { sequence: Number(order.event_sequence), order_id: String(order.id) } }],

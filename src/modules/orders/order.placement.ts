@@ -6,7 +6,7 @@ import { ConflictError, ValidationFailedError, type FieldError } from '../../ker
 import type { CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
 import type { PaymentGateway } from './order.adapters.js';
 import type { OrderLifecycle } from './order.lifecycle.js';
-import type { OrderRecord, OrderRepository } from './order.repository.js';
+import type { ItemRecord, OrderRecord, OrderRepository } from './order.repository.js';
 import { orderTotals } from './order.rules.js';
 import type { OrderActor, ShippingMethod } from './order.table.js';
 
@@ -44,7 +44,7 @@ export class OrderPlacement {
     private readonly options: { orders: OrderRepository; lifecycle: OrderLifecycle; stock: StockService; cheeses: CheeseDirectory; payments: PaymentGateway },
   ) {}
 
-  async placeIn(trx: Transaction<DB>, placement: Placement, owner: OrderOwner, ctx: ChangeContext): Promise<OrderRecord> {
+  async placeIn(trx: Transaction<DB>, placement: Placement, owner: OrderOwner, ctx: ChangeContext): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
     const { orders, lifecycle, stock } = this.options;
     const problems: FieldError[] = [];
     if (!isCountryCode(placement.address.country.toUpperCase())) problems.push({ field: placement.countryField, message: 'is not an ISO 3166-1 alpha-2 country code' });
@@ -61,7 +61,7 @@ export class OrderPlacement {
     const totals = orderTotals(priced, placement.method);
     const now = new Date();
     const { reference } = await this.options.payments.authorize({ orderKey: `${owner.accountId}:${now.getTime()}`, totalCents: totals.totalCents });
-    const orderId = await orders.insert(
+    const placed = await orders.insert(
       trx,
       {
         account_id: owner.accountId,
@@ -84,26 +84,26 @@ export class OrderPlacement {
       },
       priced.map((line, position) => ({ position, cheese_id: line.cheeseId, cheese_slug: line.slug, cheese_name: line.name, grams: line.grams, price_cents: line.priceCents })),
     );
-    await orders.recordStatus(trx, orderId, 'placed', owner.actor, 'payment authorised', now.toISOString());
-    const record = (await orders.find(trx, orderId))!;
-    await lifecycle.recordEvent(trx, record, ctx);
-    return record;
+    await orders.recordStatus(trx, Number(placed.order.id), 'placed', owner.actor, 'payment authorised', now.toISOString());
+    await lifecycle.recordEvent(trx, placed.order, ctx, placed.items);
+    return placed;
   }
 
-  /** Lines with their cheese ids; unknown cheeses and a cheese given twice are problems. */
+  /** Lines with their cheese ids (one query for all); unknown cheeses and a cheese given twice are problems. */
   async #resolve(trx: Transaction<DB>, lines: readonly PlacementLine[], problems: FieldError[]): Promise<{ cheeseId: number; grams: number }[]> {
+    const ids = await this.options.cheeses.idsOf(trx, lines.map((line) => line.cheese));
     const resolved: { cheeseId: number; grams: number }[] = [];
     const seen = new Map<number, string>();
-    for (const line of lines) {
-      const cheese = await this.options.cheeses.find(trx, line.cheese);
-      if (!cheese) {
+    for (const [i, line] of lines.entries()) {
+      const cheeseId = ids[i];
+      if (cheeseId === undefined) {
         problems.push({ field: `${line.field}.cheeseId`, message: 'no such cheese' });
         continue;
       }
-      const first = seen.get(cheese.id);
+      const first = seen.get(cheeseId);
       if (first !== undefined) problems.push({ field: `${line.field}.cheeseId`, message: `the same cheese as ${first}: give each cheese one line` });
-      seen.set(cheese.id, line.field);
-      resolved.push({ cheeseId: cheese.id, grams: line.grams });
+      seen.set(cheeseId, line.field);
+      resolved.push({ cheeseId, grams: line.grams });
     }
     return resolved;
   }

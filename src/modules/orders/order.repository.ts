@@ -4,7 +4,8 @@ import type { DB } from '../../db/schema.js';
 import { columnsExcept } from '../../db/table-columns.js';
 import { ORDER_COLUMNS, type OrderActor, type OrderItemTable, type OrderStatus, type OrderTable } from './order.table.js';
 
-const ORDER_SELECT = columnsExcept(ORDER_COLUMNS, []).map((column) => `o.${column}` as const);
+const ORDER_COLUMN_NAMES = columnsExcept(ORDER_COLUMNS, []);
+const ORDER_SELECT = ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const);
 
 function selectOrders(db: Kysely<DB>) {
   return db
@@ -32,11 +33,17 @@ export interface OrderFilter {
 export class OrderRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async insert(trx: Transaction<DB>, order: Insertable<OrderTable>, items: Omit<ItemRecord, 'order_id'>[]): Promise<number> {
-    const { id } = await trx.insertInto('orders').values(order).returning('id').executeTakeFirstOrThrow();
-    const orderId = Number(id);
-    await trx.insertInto('order_items').values(items.map((item) => ({ ...item, order_id: orderId }))).execute();
-    return orderId;
+  /** The order and its items, written; returns them as stored (no read back). */
+  async insert(trx: Transaction<DB>, order: Insertable<OrderTable>, items: Omit<ItemRecord, 'order_id'>[]): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
+    const record = await trx
+      .insertInto('orders')
+      .values(order)
+      .returning((eb) => [...ORDER_COLUMN_NAMES, eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'orders.account_id').as('customer')])
+      .executeTakeFirstOrThrow();
+    const orderId = Number(record.id);
+    const stored = items.map((item) => ({ ...item, order_id: orderId }));
+    await trx.insertInto('order_items').values(stored).execute();
+    return { order: record, items: stored };
   }
 
   async recordStatus(trx: Transaction<DB>, orderId: number, status: OrderStatus, actor: OrderActor, note: string | null, at: string): Promise<void> {

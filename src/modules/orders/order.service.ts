@@ -49,14 +49,14 @@ export class OrderService {
    */
   async place(placement: Placement, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
     const { db, stock } = this.options;
-    const order = await db.transaction().execute(async (trx) => {
+    const placed = await db.transaction().execute(async (trx) => {
       const placed = await this.options.placement.placeIn(trx, placement, { accountId: principal.accountId, actor: actorOf(principal) }, ctx);
       // With an Idempotency-Key: the order is noted with the key, in its own transaction.
-      await ctx.created?.(trx, `/v2/orders/${placed.id}`);
+      await ctx.created?.(trx, `/v2/orders/${placed.order.id}`);
       return placed;
     });
     stock.changed();
-    return this.#view(db, order);
+    return toOrderView(placed.order, placed.items);
   }
 
   async get(id: number, principal: Principal): Promise<OrderView> {

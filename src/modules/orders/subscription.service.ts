@@ -148,7 +148,7 @@ export class SubscriptionService {
       { accountId, actor: 'system' },
       SYSTEM_CONTEXT,
     );
-    return Number(record.id);
+    return Number(record.order.id);
   }
 
   #event(customer: { id: number; username: string }, action: 'started' | 'changed' | 'cancelled', view: SubscriptionView) {
