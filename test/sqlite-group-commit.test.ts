@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, sql } from 'kysely';
+import { Kysely, sql, type Generated } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommitListeners } from '../src/db/commit-signal.js';
 import { GroupCommitSqliteDialect } from '../src/db/sqlite-driver.js';
@@ -15,7 +15,7 @@ import { GroupCommitSqliteDialect } from '../src/db/sqlite-driver.js';
  * COMMIT, and a COMMIT that fails fails every transaction in it.
  */
 interface TestDB {
-  notes: { id: number; body: string; parent_id: number | null };
+  notes: { id: Generated<number>; body: string; parent_id: number | null };
 }
 
 let dir: string;

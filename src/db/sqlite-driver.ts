@@ -4,8 +4,8 @@ import type { CommitListeners } from './commit-signal.js';
 
 const MAX_STATEMENTS = 500;
 /** A group commits once it holds this many transactions, or has been open this long. */
-const MAX_GROUP_SIZE = 32;
-const MAX_GROUP_MS = 5;
+const MAX_GROUP_SIZE = 64;
+const MAX_GROUP_MS = 20;
 /** Members run one after another, so one savepoint name serves them all (Kysely's own savepoints nest inside). */
 const MEMBER = 'group_member';
 

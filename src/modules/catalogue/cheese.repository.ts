@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { foldForSearch } from '../../kernel/text.js';
 import { claimRows, isPostgres } from '../../db/claim.js';
 import { nowIso } from '../../db/columns.js';
+import { prepared } from '../../db/prepared.js';
 import { columnsExcept } from '../../db/table-columns.js';
 import { CHEESE_COLUMNS, type CheeseStatus } from './catalogue.table.js';
 import { foldCase, monthsToMask, slugify } from './cheese.model.js';
@@ -59,6 +60,23 @@ function selectCheeses(db: Kysely<DB>) {
 }
 
 export type CheeseRecord = Awaited<ReturnType<ReturnType<typeof selectCheeses>['executeTakeFirstOrThrow']>>;
+
+const selectIdsBy = prepared((db, { ids, slugs }: { ids: number[]; slugs: string[] }) =>
+  db
+    .selectFrom('cheeses')
+    .select(['id', 'slug'])
+    .where((eb) => eb.or([...(ids.length > 0 ? [eb('id', 'in', ids)] : []), ...(slugs.length > 0 ? [eb('slug', 'in', slugs)] : [])])),
+);
+
+const selectStockForUpdate = prepared((db, { ids }: { ids: number[] }) => {
+  const query = db.selectFrom('cheeses').select(['id', 'slug', 'name', 'status', 'price_cents', 'stock_grams']).where('id', 'in', ids).orderBy('id');
+  return isPostgres(db) ? query.forUpdate() : query;
+});
+
+/** A cheese as stock changes see it. */
+export type StockRecord = Awaited<ReturnType<typeof selectStockForUpdate>>[number];
+
+const updateStock = prepared((db, { id, ...row }: { id: number; stock_grams: number; status: CheeseStatus; updated_at: string }) => db.updateTable('cheeses').set(row).where('id', '=', id));
 
 /** The sort key as one SQL expression; nullable keys sort as -1 so keyset comparisons stay total. */
 function sortExpression(sort: SortField) {
@@ -280,11 +298,7 @@ export class CheeseRepository {
   /** Id and slug of the cheeses with one of these ids or slugs. */
   async idsBy(executor: Kysely<DB>, ids: readonly number[], slugs: readonly string[]): Promise<{ id: number; slug: string }[]> {
     if (ids.length === 0 && slugs.length === 0) return [];
-    return executor
-      .selectFrom('cheeses')
-      .select(['id', 'slug'])
-      .where((eb) => eb.or([...(ids.length > 0 ? [eb('id', 'in', [...ids])] : []), ...(slugs.length > 0 ? [eb('slug', 'in', [...slugs])] : [])]))
-      .execute();
+    return selectIdsBy(executor, { ids: [...ids], slugs: [...slugs] });
   }
 
   async orderableIds(executor: Kysely<DB>, minGrams: number, limit: number): Promise<number[]> {
@@ -294,14 +308,16 @@ export class CheeseRepository {
 
   /** Stock and status alone: what orders change, nothing of the description. */
   async setStock(trx: Transaction<DB>, id: number, stockGrams: number, status: CheeseStatus): Promise<void> {
-    await trx.updateTable('cheeses').set({ stock_grams: stockGrams, status, updated_at: nowIso() }).where('id', '=', id).execute();
+    await updateStock(trx, { id, stock_grams: stockGrams, status, updated_at: nowIso() });
   }
 
-  /** Several rows, locked (PostgreSQL) in id order so that two orders never wait on each other in a cycle. */
-  async lockByIds(trx: Transaction<DB>, ids: readonly number[]): Promise<CheeseRecord[]> {
+  /**
+   * What stock changes need of several cheeses, the rows locked (PostgreSQL) in id order so
+   * that two orders never wait on each other in a cycle.
+   */
+  async lockStock(trx: Transaction<DB>, ids: readonly number[]): Promise<StockRecord[]> {
     if (ids.length === 0) return [];
-    const query = selectCheeses(trx).where('c.id', 'in', [...ids]).orderBy('c.id');
-    return (isPostgres(trx) ? query.forUpdate('c') : query).execute();
+    return selectStockForUpdate(trx, { ids: [...ids] });
   }
 
   async delete(trx: Transaction<DB>, id: number): Promise<void> {

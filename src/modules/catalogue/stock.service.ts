@@ -4,7 +4,7 @@ import type { ChangeContext } from '../../kernel/change-context.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { CatalogueChanges } from './catalogue.changes.js';
 import type { CheeseStatus } from './catalogue.table.js';
-import type { CheeseRecord, CheeseRepository } from './cheese.repository.js';
+import type { CheeseRepository, StockRecord } from './cheese.repository.js';
 import { applyStockRules } from './stock.rules.js';
 
 /** One line of stock to take or give back. */
@@ -41,7 +41,7 @@ export class StockService {
    * served (unknown, not `available` or without a price, or short) and then nothing was changed.
    */
   async reserve(trx: Transaction<DB>, lines: readonly StockLine[], ctx: ChangeContext): Promise<{ snapshots: StockSnapshot[]; problems: ReservationProblem[] }> {
-    const records = new Map((await this.options.cheeses.lockByIds(trx, lines.map((l) => l.cheeseId))).map((r) => [Number(r.id), r]));
+    const records = new Map((await this.options.cheeses.lockStock(trx, lines.map((l) => l.cheeseId))).map((r) => [Number(r.id), r]));
     const problems: ReservationProblem[] = [];
     for (const line of lines) {
       const record = records.get(line.cheeseId);
@@ -68,7 +68,7 @@ export class StockService {
 
   /** Gives stock back (a cancelled order); a cheese deleted since is skipped. */
   async release(trx: Transaction<DB>, lines: readonly StockLine[], ctx: ChangeContext): Promise<void> {
-    const records = await this.options.cheeses.lockByIds(trx, lines.map((l) => l.cheeseId));
+    const records = await this.options.cheeses.lockStock(trx, lines.map((l) => l.cheeseId));
     for (const record of records) {
       const grams = lines.filter((l) => l.cheeseId === Number(record.id)).reduce((sum, l) => sum + l.grams, 0);
       await this.#adjust(trx, record, grams, ctx);
@@ -80,7 +80,7 @@ export class StockService {
     this.options.changes.notify();
   }
 
-  async #adjust(trx: Transaction<DB>, record: CheeseRecord, deltaGrams: number, ctx: ChangeContext): Promise<void> {
+  async #adjust(trx: Transaction<DB>, record: StockRecord, deltaGrams: number, ctx: ChangeContext): Promise<void> {
     const before = Number(record.stock_grams);
     const after = before + deltaGrams;
     const rules = applyStockRules({

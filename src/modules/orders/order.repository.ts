@@ -1,8 +1,9 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import { isPostgres } from '../../db/claim.js';
+import { prepared } from '../../db/prepared.js';
 import type { DB } from '../../db/schema.js';
 import { columnsExcept } from '../../db/table-columns.js';
-import { ORDER_COLUMNS, type OrderActor, type OrderItemTable, type OrderStatus, type OrderTable } from './order.table.js';
+import { ORDER_COLUMNS, type OrderActor, type OrderItemTable, type OrderStatus, type OrderStatusChangeTable, type OrderTable } from './order.table.js';
 
 const ORDER_COLUMN_NAMES = columnsExcept(ORDER_COLUMNS, []);
 const ORDER_SELECT = ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const);
@@ -30,16 +31,21 @@ export interface OrderFilter {
   limit: number;
 }
 
+const insertOrder = prepared((db, order: Insertable<OrderTable>) =>
+  db
+    .insertInto('orders')
+    .values(order)
+    .returning((eb) => [...ORDER_COLUMN_NAMES, eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'orders.account_id').as('customer')]),
+);
+
+const insertStatusChange = prepared((db, change: Insertable<OrderStatusChangeTable>) => db.insertInto('order_status_changes').values(change));
+
 export class OrderRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   /** The order and its items, written; returns them as stored (no read back). */
   async insert(trx: Transaction<DB>, order: Insertable<OrderTable>, items: Omit<ItemRecord, 'order_id'>[]): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
-    const record = await trx
-      .insertInto('orders')
-      .values(order)
-      .returning((eb) => [...ORDER_COLUMN_NAMES, eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'orders.account_id').as('customer')])
-      .executeTakeFirstOrThrow();
+    const record = (await insertOrder(trx, order))[0]!;
     const orderId = Number(record.id);
     const stored = items.map((item) => ({ ...item, order_id: orderId }));
     await trx.insertInto('order_items').values(stored).execute();
@@ -47,7 +53,7 @@ export class OrderRepository {
   }
 
   async recordStatus(trx: Transaction<DB>, orderId: number, status: OrderStatus, actor: OrderActor, note: string | null, at: string): Promise<void> {
-    await trx.insertInto('order_status_changes').values({ order_id: orderId, status, actor, note, at }).execute();
+    await insertStatusChange(trx, { order_id: orderId, status, actor, note, at });
   }
 
   async find(executor: Kysely<DB>, id: number): Promise<OrderRecord | undefined> {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import { announceInsert } from '../../db/commit-signal.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
+import { prepared } from '../../db/prepared.js';
+import type { OutboxTable } from './outbox.table.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 
@@ -58,28 +60,26 @@ export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context
   return (await insertEvent(trx, event, context)).eventId;
 }
 
+const insertOutboxRow = prepared((db, row: Insertable<OutboxTable>) => db.insertInto('outbox').values(row).returning('id'));
+
 async function insertEvent(trx: Transaction<DB>, event: NewEvent, context: EventContext): Promise<{ outboxId: number; eventId: string }> {
   const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
-  const row = await trx
-    .insertInto('outbox')
-    .values({
-      event_id: eventId,
-      type: event.type,
-      aggregate_type: event.aggregateType,
-      aggregate_id: event.aggregateId,
-      data: JSON.stringify(event.data),
-      metadata: JSON.stringify({
-        api_version: context.apiVersion,
-        environment: context.environment,
-        request_id: context.requestId,
-        ...event.metadata,
-      }),
-      audience: audienceText(event.audience),
-      created_at: nowIso(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { outboxId: Number(row.id), eventId };
+  const [row] = await insertOutboxRow(trx, {
+    event_id: eventId,
+    type: event.type,
+    aggregate_type: event.aggregateType,
+    aggregate_id: event.aggregateId,
+    data: JSON.stringify(event.data),
+    metadata: JSON.stringify({
+      api_version: context.apiVersion,
+      environment: context.environment,
+      request_id: context.requestId,
+      ...event.metadata,
+    }),
+    audience: audienceText(event.audience),
+    created_at: nowIso(),
+  });
+  return { outboxId: Number(row!.id), eventId };
 }
 
 /** The outbox as modules see it: the deployment's metadata fixed once, the change's own context per call. */
