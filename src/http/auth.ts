@@ -83,7 +83,8 @@ function describeSchemes(schemes: readonly Scheme[]): string {
 export class PrincipalResolver {
   constructor(private readonly resolvers: readonly CredentialResolver[]) {}
 
-  async resolve(credential: PresentedCredential): Promise<Principal> {
+  /** Synchronous when the credential's resolver has it cached; throws or rejects with a 401. */
+  resolve(credential: PresentedCredential): Principal | Promise<Principal> {
     const resolver = this.resolvers.find((r) => r.claims(credential));
     if (!resolver) throw new UnauthorizedError('The credential is not recognised.');
     return resolver.resolve(credential);
@@ -101,23 +102,27 @@ export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: (reques
     const auth = route.config?.auth;
     if (auth === undefined && route.url.startsWith('/v2')) throw new Error(`route ${route.method} ${route.url} must declare config.auth`);
     if (auth === undefined || auth === 'public') return;
-    const authenticate = async (request: FastifyRequest, reply: FastifyReply) => {
-      try {
-        await authorize(request);
-      } catch (error) {
+    // Callback style, and synchronous when every credential is cached: it runs on every request.
+    const authenticate = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      const refuse = (error: unknown) => {
         // Refused before its body was read: close the connection rather than leave that body
         // unread on a keep-alive socket (RFC 9112 §9.6).
         if (hasBody(request)) reply.header('connection', 'close');
         // A refused credential still counts against its address (rate limits): guessing keys is limited too.
-        if (error instanceof UnauthorizedError) await onRejected?.(request, reply);
-        throw error;
+        if (error instanceof UnauthorizedError && onRejected) onRejected(request, reply).then(() => done(error), done);
+        else done(error as Error);
+      };
+      let outcome: void | Promise<void>;
+      try {
+        outcome = authorize(request);
+      } catch (error) {
+        refuse(error);
+        return;
       }
+      if (outcome instanceof Promise) outcome.then(() => done(), refuse);
+      else done();
     };
-    const authorize = async (request: FastifyRequest) => {
-      const presented = presentedCredentials(request);
-      if (presented.length === 0) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
-      // Every credential sent must be valid, so a client learns that one of them was revoked.
-      const principals = await Promise.all(presented.map((credential) => resolver.resolve(credential)));
+    const admit = (request: FastifyRequest, presented: PresentedCredential[], principals: Principal[]) => {
       if (!presented.some((credential, i) => admits(auth.schemes, principals[i]!.credential.kind, credential.transport))) {
         throw new UnauthorizedError(`This operation does not take that kind of credential; send ${describeSchemes(auth.schemes)}.`);
       }
@@ -126,6 +131,20 @@ export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: (reques
       if (auth.scope && !hasScope(principal.scopes, auth.scope)) {
         throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
       }
+    };
+    const authorize = (request: FastifyRequest): void | Promise<void> => {
+      const presented = presentedCredentials(request);
+      if (presented.length === 0) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
+      // Every credential sent must be valid, so a client learns that one of them was revoked.
+      const resolved = presented.map((credential) => {
+        try {
+          return resolver.resolve(credential);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      });
+      if (resolved.some((r) => r instanceof Promise)) return Promise.all(resolved).then((principals) => admit(request, presented, principals));
+      admit(request, presented, resolved as Principal[]);
     };
     // onRequest: a caller is turned away before its body is read or validated (401 before 422,
     // and no anonymous 10 MB upload is ever parsed).

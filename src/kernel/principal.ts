@@ -30,5 +30,6 @@ export interface PresentedCredential {
 export interface CredentialResolver {
   readonly kind: CredentialKind;
   claims(credential: PresentedCredential): boolean;
-  resolve(credential: PresentedCredential): Promise<Principal>;
+  /** Synchronous when the answer is cached (every request asks: a promise here is measurable). */
+  resolve(credential: PresentedCredential): Principal | Promise<Principal>;
 }

@@ -44,8 +44,9 @@ export class ApiKeyResolver implements CredentialResolver {
     return credential.token.startsWith('sk_');
   }
 
-  async resolve(credential: PresentedCredential): Promise<Principal> {
-    const { environment, cacheTtlMs, keys } = this.options;
+  /** Throws (synchronously) for a malformed, wrong-environment or expired key; a promise only when the database is asked. */
+  resolve(credential: PresentedCredential): Principal | Promise<Principal> {
+    const { environment } = this.options;
     const match = KEY_PATTERN.exec(credential.token);
     if (!match) throw new UnauthorizedError('The API key is malformed.');
     const expected = keyEnvironmentFor(environment);
@@ -63,6 +64,11 @@ export class ApiKeyResolver implements CredentialResolver {
       this.#touch(cached.principal.credential.id, now);
       return cached.principal;
     }
+    return this.#load(hash, now);
+  }
+
+  async #load(hash: string, now: number): Promise<Principal> {
+    const { environment, cacheTtlMs, keys } = this.options;
     const owner = await keys.findOwnerByHash(hash);
     if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
     const keyExpiresAt = owner.expiresAt === null ? null : Date.parse(owner.expiresAt);

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TooManyRequestsError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
-import type { Caller, RateLimiter } from './rate-limiter.js';
+import type { Caller, Decision, RateLimiter } from './rate-limiter.js';
 
 /** Not limited: health checks from load balancers, and the documentation. */
 const EXEMPT = /^\/(?:v2\/health|docs(?:\/.*)?|v2\/openapi\.json)$/;
@@ -23,28 +23,48 @@ function hasBody(request: FastifyRequest): boolean {
 export function registerRateLimits(app: FastifyInstance, options: { limiter: RateLimiter; planOf: (accountId: number) => Promise<Plan> }): { rejected(request: FastifyRequest, reply: FastifyReply): Promise<void> } {
   const { limiter } = options;
   const plans = new Map<number, { plan: Plan; until: number }>();
-  const planOf = async (accountId: number): Promise<Plan> => {
+  const cachedPlan = (accountId: number): Plan | undefined => {
     const cached = plans.get(accountId);
-    if (cached && cached.until > Date.now()) return cached.plan;
+    return cached && cached.until > Date.now() ? cached.plan : undefined;
+  };
+  const planOf = async (accountId: number): Promise<Plan> => {
     const plan = await options.planOf(accountId);
     if (plans.size >= MAX_CACHED_PLANS) plans.delete(plans.keys().next().value!);
     plans.set(accountId, { plan, until: Date.now() + PLAN_CACHE_MS });
     return plan;
   };
-  const apply = async (request: FastifyRequest, reply: FastifyReply, caller: Caller) => {
-    const decision = await limiter.admit(caller);
+  const check = (request: FastifyRequest, reply: FastifyReply, decision: Decision) => {
     reply.headers(decision.headers);
     if (!decision.allowed) {
       if (hasBody(request)) reply.header('connection', 'close');
       throw new TooManyRequestsError(`Rate limit reached: retry in ${Math.ceil(decision.retryAfterSeconds)} s (RateLimit-Policy says which limit).`, decision.retryAfterSeconds);
     }
   };
+  const apply = async (request: FastifyRequest, reply: FastifyReply, caller: Caller) => check(request, reply, await limiter.admit(caller));
   if (limiter.enabled) {
     app.addHook('onRoute', (route) => {
       if (EXEMPT.test(route.url)) return;
-      const limit = async (request: FastifyRequest, reply: FastifyReply) => {
+      // Callback style, synchronous when the plan is cached and the buckets are local: this runs
+      // on every request, and each promise on the way cost more than the check (docs/performance.md).
+      const limit = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
         const principal = request.principal;
-        await apply(request, reply, principal ? { accountId: principal.accountId, plan: await planOf(principal.accountId) } : { ip: request.ip });
+        const plan = principal ? cachedPlan(principal.accountId) : undefined;
+        if (principal && plan === undefined) {
+          planOf(principal.accountId).then((fetched) => apply(request, reply, { accountId: principal.accountId, plan: fetched })).then(() => done(), done);
+          return;
+        }
+        const decision = limiter.admit(principal ? { accountId: principal.accountId, plan: plan! } : { ip: request.ip });
+        if (decision instanceof Promise) {
+          decision.then((d) => check(request, reply, d)).then(() => done(), done);
+          return;
+        }
+        try {
+          check(request, reply, decision);
+        } catch (error) {
+          done(error as Error);
+          return;
+        }
+        done();
       };
       const existing = route.onRequest;
       route.onRequest = (existing === undefined ? [limit] : [...(Array.isArray(existing) ? existing : [existing]), limit]) as typeof route.onRequest;

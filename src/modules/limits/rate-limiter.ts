@@ -38,6 +38,9 @@ export class RateLimiter {
   readonly #local = new MemoryBucketStore();
   #redisDownUntil = 0;
   #lastWarning = 0;
+  /** Each plan's buckets, and their RateLimit-Policy field, made once. */
+  readonly #plans: Record<'anonymous' | Plan, BucketSpec[]>;
+  readonly #policies = new Map<readonly BucketSpec[], string>();
 
   constructor(
     private readonly settings: RateLimitSettings,
@@ -45,7 +48,18 @@ export class RateLimiter {
     private readonly multiplier: number,
     private readonly shared: BucketStore | undefined,
     private readonly warn: (message: string) => void,
-  ) {}
+  ) {
+    const m = multiplier;
+    const perMinute = settings.perMinute * m;
+    const minute: BucketSpec = { name: 'per-minute', capacity: perMinute, refillPerSecond: perMinute / 60, quota: perMinute, windowSeconds: 60 };
+    const { perSecond, burst } = settings.enterprise;
+    this.#plans = {
+      anonymous: [hourly('anonymous', settings.free.perHour * m, settings.free.burst * m)],
+      free: [hourly('free', settings.free.perHour * m, settings.free.burst * m), minute],
+      pro: [hourly('pro', settings.pro.perHour * m, settings.pro.burst * m), minute],
+      enterprise: [{ name: 'enterprise', capacity: burst * m, refillPerSecond: perSecond * m, quota: perSecond * m, windowSeconds: 1 }],
+    };
+  }
 
   get enabled(): boolean {
     return this.settings.enabled;
@@ -53,22 +67,13 @@ export class RateLimiter {
 
   /** The buckets a caller draws from. */
   specsFor(caller: Caller): { keys: string[]; specs: BucketSpec[] } {
-    const m = this.multiplier;
-    if ('ip' in caller) return { keys: [`ip:${caller.ip}`], specs: [hourly('anonymous', this.settings.free.perHour * m, this.settings.free.burst * m)] };
+    if ('ip' in caller) return { keys: [`ip:${caller.ip}`], specs: this.#plans.anonymous };
     const id = `acct:${caller.accountId}`;
-    if (caller.plan === 'enterprise') {
-      const { perSecond, burst } = this.settings.enterprise;
-      return { keys: [id], specs: [{ name: 'enterprise', capacity: burst * m, refillPerSecond: perSecond * m, quota: perSecond * m, windowSeconds: 1 }] };
-    }
-    const plan = this.settings[caller.plan];
-    const perMinute = this.settings.perMinute * m;
-    return {
-      keys: [id, `${id}:minute`],
-      specs: [hourly(caller.plan, plan.perHour * m, plan.burst * m), { name: 'per-minute', capacity: perMinute, refillPerSecond: perMinute / 60, quota: perMinute, windowSeconds: 60 }],
-    };
+    return caller.plan === 'enterprise' ? { keys: [id], specs: this.#plans.enterprise } : { keys: [id, `${id}:minute`], specs: this.#plans[caller.plan] };
   }
 
-  async admit(caller: Caller): Promise<Decision> {
+  /** A promise only when the buckets are in Redis: the local path is synchronous, as it is on every request. */
+  admit(caller: Caller): Decision | Promise<Decision> {
     const { keys, specs } = this.specsFor(caller);
     return this.#decide(keys, specs);
   }
@@ -96,8 +101,12 @@ export class RateLimiter {
     if (!decision.allowed) throw new TooManyRequestsError(`Too many ${kind === 'signup' ? 'sign-ups' : `${kind} attempts`}: try again in ${Math.ceil(decision.retryAfterSeconds)} s.`, decision.retryAfterSeconds);
   }
 
-  async #decide(keys: string[], specs: BucketSpec[]): Promise<Decision> {
-    const { allowed, tokens } = await this.#take(keys, specs);
+  #decide(keys: string[], specs: BucketSpec[]): Decision | Promise<Decision> {
+    const taken = this.#take(keys, specs);
+    return taken instanceof Promise ? taken.then((result) => this.#decision(specs, result)) : this.#decision(specs, taken);
+  }
+
+  #decision(specs: BucketSpec[], { allowed, tokens }: { allowed: boolean; tokens: number[] }): Decision {
     // The field reports the bucket closest to refusing.
     let tightest = 0;
     tokens.forEach((t, i) => {
@@ -109,24 +118,33 @@ export class RateLimiter {
       allowed,
       retryAfterSeconds,
       headers: {
-        'ratelimit-policy': specs.map((s) => `"${s.name}";q=${round(s.quota)};w=${s.windowSeconds}`).join(', '),
+        'ratelimit-policy': this.#policyOf(specs),
         ratelimit: `"${spec.name}";r=${Math.max(0, Math.floor(tokens[tightest]!))};t=${Math.ceil(allowed ? secondsUntilFull(tokens[tightest]!, spec) : retryAfterSeconds)}`,
       },
     };
   }
 
-  async #take(keys: string[], specs: BucketSpec[]): Promise<{ allowed: boolean; tokens: number[] }> {
+  #policyOf(specs: BucketSpec[]): string {
+    let policy = this.#policies.get(specs);
+    if (policy === undefined) {
+      policy = specs.map((s) => `"${s.name}";q=${round(s.quota)};w=${s.windowSeconds}`).join(', ');
+      // Brute-force specs are made per call: keep only the plans' (a handful).
+      if (this.#policies.size < 16) this.#policies.set(specs, policy);
+    }
+    return policy;
+  }
+
+  #take(keys: string[], specs: BucketSpec[]): { allowed: boolean; tokens: number[] } | Promise<{ allowed: boolean; tokens: number[] }> {
     if (this.shared && Date.now() >= this.#redisDownUntil) {
-      try {
-        return await this.shared.take(keys, specs);
-      } catch (error) {
+      return Promise.resolve(this.shared.take(keys, specs)).catch((error: unknown) => {
         // Serve on this instance's buckets for a few seconds, then try Redis again.
         this.#redisDownUntil = Date.now() + 5000;
         if (Date.now() - this.#lastWarning > 30_000) {
           this.#lastWarning = Date.now();
           this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers`);
         }
-      }
+        return this.#local.take(keys, specs);
+      });
     }
     return this.#local.take(keys, specs);
   }
