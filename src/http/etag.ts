@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PreconditionFailedError } from '../kernel/errors.js';
 
@@ -14,7 +14,7 @@ declare module 'fastify' {
 
 /** Strong ETag over the exact bytes sent, so each representation (JSON, CSV) has its own. */
 export function etagOf(payload: string | Buffer): string {
-  return `"${createHash('sha1').update(payload).digest('base64url')}"`;
+  return `"${hash('sha1', payload, 'base64url')}"`;
 }
 
 function matches(ifNoneMatch: string, etag: string): boolean {

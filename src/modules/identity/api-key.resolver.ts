@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { UnauthorizedError } from '../../kernel/errors.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
@@ -16,7 +16,7 @@ export function keyEnvironmentFor(env: CheeseEnv): KeyEnvironment {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 interface CachedPrincipal {

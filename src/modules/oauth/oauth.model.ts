@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type OAuth2Server from '@node-oauth/oauth2-server';
 import type { Role } from '../../kernel/scopes.js';
 import type { OAuthClientService, RegisteredClient } from '../identity/identity.module.js';
@@ -28,7 +28,7 @@ export interface OAuthClient extends OAuth2Server.Client {
 export const TOKEN_PREFIX = { access: 'oat_', refresh: 'ort_', code: 'oac_' } as const;
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 function randomToken(prefix: string): string {
