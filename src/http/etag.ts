@@ -79,25 +79,28 @@ export function writePrecondition(request: FastifyRequest, reply: FastifyReply, 
  * and the ETag of the resource a write answers with (`config.writesResource`).
  */
 export function registerConditionalGet(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      if (request.routeOptions.config?.writesResource && (reply.statusCode === 200 || reply.statusCode === 201)) reply.header('etag', etagOf(payload));
-      return payload;
-    }
-    if (reply.statusCode !== 200) return payload;
-    // Answers to a credential are the caller's: never kept by a shared cache, always revalidated.
-    if (request.principal && !reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
-    // A response replayed from the read cache carries its ETag already.
-    const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload);
-    reply.header('etag', etag);
-    const ifNoneMatch = request.headers['if-none-match'];
-    if (typeof ifNoneMatch === 'string' && matches(ifNoneMatch, etag)) {
-      reply.code(304);
-      reply.removeHeader('content-length');
-      reply.removeHeader('content-type');
-      return '';
-    }
+  // Callback style: it runs on every response, and its work is synchronous.
+  app.addHook('onSend', (request, reply, payload, done) => done(null, withEtag(request, reply, payload)));
+}
+
+function withEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    if (request.routeOptions.config?.writesResource && (reply.statusCode === 200 || reply.statusCode === 201)) reply.header('etag', etagOf(payload));
     return payload;
-  });
+  }
+  if (reply.statusCode !== 200) return payload;
+  // Answers to a credential are the caller's: never kept by a shared cache, always revalidated.
+  if (request.principal && !reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
+  // A response replayed from the read cache carries its ETag already.
+  const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload);
+  reply.header('etag', etag);
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (typeof ifNoneMatch === 'string' && matches(ifNoneMatch, etag)) {
+    reply.code(304);
+    reply.removeHeader('content-length');
+    reply.removeHeader('content-type');
+    return '';
+  }
+  return payload;
 }

@@ -92,19 +92,22 @@ const keyOf = (request: FastifyRequest) => `${request.url}\n${request.headers.ac
 export const readCachePlugin = fp<{ cache: ResponseCache }>(async (app: FastifyInstance, { cache }) => {
   if (cache.ttlMs <= 0 || cache.maxBytes <= 0) return;
 
-  // A preHandler: authentication (an onRequest hook) has already passed, so a hit is never served unauthenticated.
-  const lookup = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'GET') return;
+  // A preHandler: authentication (an onRequest hook) has already passed, so a hit is never served
+  // unauthenticated. Callback style, as the other per-request hooks: a hit answers without `done`
+  // (an async hook returning the reply makes Fastify wait on it, a listener per request).
+  const lookup = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (request.method !== 'GET') return done();
     const entry = cache.get(keyOf(request), Date.now());
     if (!entry) {
       request.readCache = { hit: false, version: cache.version };
-      return;
+      return done();
     }
     request.readCache = { hit: true, version: cache.version };
-    return reply.headers(entry.headers).send(entry.payload);
+    reply.headers(entry.headers).send(entry.payload);
   };
 
-  const store = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  const store = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => done(null, kept(request, reply, payload));
+  const kept = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const state = request.readCache;
     // A write that committed while this request was reading makes its answer unsafe to keep.
     if (!state || state.hit || reply.statusCode !== 200 || typeof payload !== 'string' || state.version !== cache.version) return payload;
