@@ -24,8 +24,8 @@ export function prepared<V extends Values, Q extends Compilable<unknown>>(build:
   const compiled = new WeakMap<object, Map<string, CompiledQuery>>();
   return async (executor, values) => {
     const adapter = executor.getExecutor().adapter;
-    const shapes = compiled.get(adapter) ?? new Map<string, CompiledQuery>();
-    compiled.set(adapter, shapes);
+    let shapes = compiled.get(adapter);
+    if (!shapes) compiled.set(adapter, (shapes = new Map<string, CompiledQuery>()));
     // An undefined value leaves its column out of an insert or update, as with Kysely itself.
     const shape = Object.entries(values)
       .map(([key, value]) => (Array.isArray(value) ? `${key}[${value.length}]` : value === undefined ? `${key}?` : key))

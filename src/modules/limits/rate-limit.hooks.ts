@@ -41,6 +41,20 @@ export function registerRateLimits(app: FastifyInstance, options: { limiter: Rat
     }
   };
   const apply = async (request: FastifyRequest, reply: FastifyReply, caller: Caller) => check(request, reply, await limiter.admit(caller));
+  /** Calls `done` once the decision is known: at once when it is (local buckets, a cached plan). */
+  const settle = (request: FastifyRequest, reply: FastifyReply, decision: Decision | Promise<Decision>, done: (error?: Error) => void) => {
+    if (decision instanceof Promise) {
+      decision.then((d) => check(request, reply, d)).then(() => done(), done);
+      return;
+    }
+    try {
+      check(request, reply, decision);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    done();
+  };
   if (limiter.enabled) {
     app.addHook('onRoute', (route) => {
       if (EXEMPT.test(route.url)) return;
@@ -48,23 +62,10 @@ export function registerRateLimits(app: FastifyInstance, options: { limiter: Rat
       // on every request, and each promise on the way cost more than the check (docs/performance.md).
       const limit = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
         const principal = request.principal;
-        const plan = principal ? cachedPlan(principal.accountId) : undefined;
-        if (principal && plan === undefined) {
-          planOf(principal.accountId).then((fetched) => apply(request, reply, { accountId: principal.accountId, plan: fetched })).then(() => done(), done);
-          return;
-        }
-        const decision = limiter.admit(principal ? { accountId: principal.accountId, plan: plan! } : { ip: request.ip });
-        if (decision instanceof Promise) {
-          decision.then((d) => check(request, reply, d)).then(() => done(), done);
-          return;
-        }
-        try {
-          check(request, reply, decision);
-        } catch (error) {
-          done(error as Error);
-          return;
-        }
-        done();
+        if (!principal) return settle(request, reply, limiter.admit({ ip: request.ip }), done);
+        const plan = cachedPlan(principal.accountId);
+        const decision = plan !== undefined ? limiter.admit({ accountId: principal.accountId, plan }) : planOf(principal.accountId).then((fetched) => limiter.admit({ accountId: principal.accountId, plan: fetched }));
+        settle(request, reply, decision, done);
       };
       const existing = route.onRequest;
       route.onRequest = (existing === undefined ? [limit] : [...(Array.isArray(existing) ? existing : [existing]), limit]) as typeof route.onRequest;

@@ -40,7 +40,7 @@ export class RateLimiter {
   #lastWarning = 0;
   /** Each plan's buckets, and their RateLimit-Policy field, made once. */
   readonly #plans: Record<'anonymous' | Plan, BucketSpec[]>;
-  readonly #policies = new Map<readonly BucketSpec[], string>();
+  readonly #policies: Map<readonly BucketSpec[], string>;
 
   constructor(
     private readonly settings: RateLimitSettings,
@@ -59,6 +59,7 @@ export class RateLimiter {
       pro: [hourly('pro', settings.pro.perHour * m, settings.pro.burst * m), minute],
       enterprise: [{ name: 'enterprise', capacity: burst * m, refillPerSecond: perSecond * m, quota: perSecond * m, windowSeconds: 1 }],
     };
+    this.#policies = new Map(Object.values(this.#plans).map((specs) => [specs, policyOf(specs)]));
   }
 
   get enabled(): boolean {
@@ -118,20 +119,11 @@ export class RateLimiter {
       allowed,
       retryAfterSeconds,
       headers: {
-        'ratelimit-policy': this.#policyOf(specs),
+        // The plans' are made once; brute-force buckets are made per call.
+        'ratelimit-policy': this.#policies.get(specs) ?? policyOf(specs),
         ratelimit: `"${spec.name}";r=${Math.max(0, Math.floor(tokens[tightest]!))};t=${Math.ceil(allowed ? secondsUntilFull(tokens[tightest]!, spec) : retryAfterSeconds)}`,
       },
     };
-  }
-
-  #policyOf(specs: BucketSpec[]): string {
-    let policy = this.#policies.get(specs);
-    if (policy === undefined) {
-      policy = specs.map((s) => `"${s.name}";q=${round(s.quota)};w=${s.windowSeconds}`).join(', ');
-      // Brute-force specs are made per call: keep only the plans' (a handful).
-      if (this.#policies.size < 16) this.#policies.set(specs, policy);
-    }
-    return policy;
   }
 
   #take(keys: string[], specs: BucketSpec[]): { allowed: boolean; tokens: number[] } | Promise<{ allowed: boolean; tokens: number[] }> {
@@ -148,6 +140,10 @@ export class RateLimiter {
     }
     return this.#local.take(keys, specs);
   }
+}
+
+function policyOf(specs: readonly BucketSpec[]): string {
+  return specs.map((s) => `"${s.name}";q=${round(s.quota)};w=${s.windowSeconds}`).join(', ');
 }
 
 function round(n: number): string {
