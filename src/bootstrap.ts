@@ -1,5 +1,6 @@
-import type { AppConfig } from './config.js';
+import { ConfigError, type AppConfig } from './config.js';
 import type { Database } from './db/database.js';
+import { DeploymentRepository } from './db/deployment.repository.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Modules } from './modules.js';
 import { SYSTEM_CONTEXT } from './kernel/change-context.js';
@@ -12,9 +13,16 @@ export interface BootstrapResult {
   generatedAdminPassword: string | undefined;
 }
 
+/** Seeding outside production, on a database a production deployment has used: nothing is seeded. */
+export class ProductionDatabaseError extends ConfigError {}
+
 /** First start and every start: migrate, seed an empty catalogue, make sure the first admin exists. */
 export async function bootstrap(config: AppConfig, database: Database, modules: Modules, opts: { seed: boolean }): Promise<BootstrapResult> {
   const migrated = await migrateToLatest(database.db as never, database.schema);
+  const deployment = new DeploymentRepository(database.db);
+  // Marked before anything is seeded, so even a first start that fails later leaves the mark.
+  if (config.env === 'production') await deployment.markProduction();
+  else if (opts.seed) await refuseProductionData(config, deployment);
   const seededCheeses = opts.seed ? await modules.catalogue.provides.seeder.seedIfEmpty() : 0;
   const admin = await modules.identity.provides.accounts.ensureAdmin(config.adminUsername, config.adminPassword);
   // Sandbox and development: the documented test customer and orders 1 to 10 (README, "Sandbox").
@@ -25,6 +33,21 @@ export async function bootstrap(config: AppConfig, database: Database, modules: 
     adminUsername: admin.account.username,
     generatedAdminPassword: admin.generatedPassword,
   };
+}
+
+/**
+ * Outside production seeding creates the sandbox's test customer, whose password is published:
+ * never on production data, reached by forgetting CHEESE_ENV. Refused whole, before the
+ * catalogue or the admin: the catalogue alone is what a start with CHEESE_ENV=production seeds.
+ */
+async function refuseProductionData(config: AppConfig, deployment: DeploymentRepository): Promise<void> {
+  const since = await deployment.productionSince();
+  if (since === null) return;
+  throw new ProductionDatabaseError(
+    `refusing to seed: a production deployment has used this database since ${since}, and with CHEESE_ENV=${config.env} ` +
+      "seeding would create the sandbox's sample accounts, whose passwords are published. " +
+      'Set CHEESE_ENV=production (which seeds only an empty catalogue), or use another database.',
+  );
 }
 
 export const TEST_CUSTOMER = { username: 'test.customer', email: 'test.customer@example.com', password: 'Gruyere and crackers 2026' } as const;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import type { RateLimitSettings } from './modules/limits/limits.module.js';
 import type { WebhookSettings } from './modules/webhooks/webhooks.module.js';
+import { defaultAccountConcurrency } from './modules/webhooks/dispatch.rules.js';
 import { Compile } from 'typebox/compile';
 
 import { ENVIRONMENTS, type CheeseEnv } from './kernel/environment.js';
@@ -33,6 +34,8 @@ export interface AppConfig {
   authCacheTtlMs: number;
   /** Lifetime of a login token from POST /customer/login. */
   loginTokenTtlSeconds: number;
+  /** How long after a rotation the rotated-out refresh token is taken for a concurrent request, not a replay (0 = never). */
+  oauthRefreshReuseIntervalSeconds: number;
   /** How long a catalogue GET response may be served from memory (0 = never). */
   readCacheTtlMs: number;
   /** Browser origins other than PUBLIC_URL's allowed to call the API (CORS). */
@@ -83,6 +86,7 @@ const EnvSchema = Type.Object({
   APP_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   AUTH_CACHE_TTL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
   LOGIN_TOKEN_TTL_S: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,6}$' })),
+  OAUTH_REFRESH_REUSE_INTERVAL_S: Type.Optional(Type.String({ pattern: '^(?:[0-9]|[1-5][0-9]|60)$' })),
   READ_CACHE_TTL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
   TRUST_PROXY: Type.Optional(Type.Enum(['true', 'false'])),
   CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^\\s*https?://[^/,\\s]+(\\s*,\\s*https?://[^/,\\s]+)*\\s*$' })),
@@ -111,6 +115,7 @@ const EnvSchema = Type.Object({
   WEBHOOK_RETENTION_DAYS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
   WEBHOOK_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$' })),
+  WEBHOOK_ACCOUNT_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$' })),
   WEBHOOK_POLL_MS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{1,6}$' })),
 });
 type Env = Static<typeof EnvSchema>;
@@ -144,6 +149,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new ConfigError(`invalid configuration: HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), which bounds the headers too`);
   }
+  const webhookConcurrency = Number(env.WEBHOOK_CONCURRENCY ?? 64);
+  const accountConcurrency = env.WEBHOOK_ACCOUNT_CONCURRENCY === undefined ? defaultAccountConcurrency(webhookConcurrency) : Number(env.WEBHOOK_ACCOUNT_CONCURRENCY);
+  if (accountConcurrency > webhookConcurrency) {
+    throw new ConfigError(`invalid configuration: WEBHOOK_ACCOUNT_CONCURRENCY (${accountConcurrency}) must not exceed WEBHOOK_CONCURRENCY (${webhookConcurrency}): it is one account's share of those slots`);
+  }
   const dataDir = path.resolve(env.DATA_DIR ?? './data');
   return {
     env: cheeseEnv,
@@ -162,6 +172,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     appSecret: env.APP_SECRET ?? localSecret(dataDir),
     authCacheTtlMs: Number(env.AUTH_CACHE_TTL_MS ?? 5000),
     loginTokenTtlSeconds: Number(env.LOGIN_TOKEN_TTL_S ?? 28_800),
+    oauthRefreshReuseIntervalSeconds: Number(env.OAUTH_REFRESH_REUSE_INTERVAL_S ?? 2),
     readCacheTtlMs: Number(env.READ_CACHE_TTL_MS ?? 2000),
     corsOrigins: parseOrigins(env.CORS_ORIGINS),
     readCacheMaxBytes: Number(env.READ_CACHE_MAX_BYTES ?? 32 * 1024 * 1024),
@@ -189,8 +200,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
       retryScheduleS: parseSchedule(env.WEBHOOK_RETRY_SCHEDULE_S ?? '0,60,300,1800,7200,43200'),
       timeoutMs: Number(env.WEBHOOK_TIMEOUT_MS ?? 10_000),
       retentionDays: Number(env.WEBHOOK_RETENTION_DAYS ?? 30),
-      concurrency: Number(env.WEBHOOK_CONCURRENCY ?? 64),
+      concurrency: webhookConcurrency,
       endpointConcurrency: Number(env.WEBHOOK_ENDPOINT_CONCURRENCY ?? 8),
+      accountConcurrency,
       pollMs: Number(env.WEBHOOK_POLL_MS ?? 1000),
     },
   };

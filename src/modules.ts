@@ -82,6 +82,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     clients: identity.provides.oauthClients,
     logins: identity.provides.logins,
     accounts: identity.provides.accounts,
+    refreshReuseIntervalSeconds: config.oauthRefreshReuseIntervalSeconds,
     log,
     bruteForce,
   });

@@ -53,6 +53,8 @@ const ROWS: Record<string, Row> = {
   'DELETE /oauth-clients/{id}': STAFF,
   'PUT /accounts/{username}/plan': STAFF,
   // Webhooks are the caller's own (another's is a 404: test/webhooks.test.ts); what they carry follows the scopes.
+  // Managing one needs a credential covering its scopes: test/authorization-matrix-webhooks.test.ts runs every
+  // management operation against real webhooks with every credential kind.
   'POST /webhooks': OWN_KEYS,
   'GET /webhooks': OWN_KEYS,
   'GET /webhooks/{id}': OWN_KEYS,

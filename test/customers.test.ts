@@ -123,7 +123,7 @@ describe('PUT /customer/{username}', () => {
     expect((await t.http.get(`/v2/customer/${me.input.username}`, { headers: bearer(otherSession) })).status).toBe(200);
     const res = await t.http.put(`/v2/customer/${me.input.username}`, {
       headers: me.auth,
-      json: { username: me.input.username, email: me.input.email, password: 'a brand new passphrase!', firstName: 'Marie-Anne' },
+      json: { username: me.input.username, email: me.input.email, password: 'a brand new passphrase!', currentPassword: PASSWORD, firstName: 'Marie-Anne' },
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ firstName: 'Marie-Anne', lastName: null, phone: null });

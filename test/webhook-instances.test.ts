@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 async function instance(workers: boolean, pollMs = 200): Promise<TestApp> {
-  const app = await createTestApp({ storage, workers, config: { webhooks: { retryScheduleS: [0, 0.1, 0.2], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, pollMs } } });
+  const app = await createTestApp({ storage, workers, config: { webhooks: { retryScheduleS: [0, 0.1, 0.2], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, accountConcurrency: 4, pollMs } } });
   apps.push(app);
   return app;
 }

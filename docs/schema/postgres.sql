@@ -96,6 +96,8 @@ column customer_profiles.favourite_cheese_name text
 column customer_profiles.preferences text not null default '{}'::text
 column customer_profiles.created_at timestamp with time zone not null
 column customer_profiles.updated_at timestamp with time zone not null
+column deployment.key text not null
+column deployment.value text not null
 column idempotency_keys.id bigint not null
 column idempotency_keys.scope text not null
 column idempotency_keys.idempotency_key text not null
@@ -108,6 +110,9 @@ column idempotency_keys.locked_until timestamp with time zone not null
 column idempotency_keys.created_at timestamp with time zone not null
 column idempotency_keys.expires_at timestamp with time zone not null
 column idempotency_keys.created_resource text
+column idempotency_keys.credential text
+column idempotency_keys.account_id bigint
+column idempotency_keys.reply_withheld boolean not null default false
 column login_sessions.id bigint not null
 column login_sessions.account_id bigint not null
 column login_sessions.expires_at timestamp with time zone not null
@@ -272,6 +277,8 @@ constraint customer_profiles.customer_profiles_account_id_fkey FOREIGN KEY (acco
 constraint customer_profiles.customer_profiles_customer_status_check CHECK ((customer_status = ANY (ARRAY['bronze'::text, 'silver'::text, 'gold'::text, 'platinum'::text])))
 constraint customer_profiles.customer_profiles_favourite_cheese_id_fkey FOREIGN KEY (favourite_cheese_id) REFERENCES cheeses(id) ON DELETE SET NULL
 constraint customer_profiles.customer_profiles_pkey PRIMARY KEY (account_id)
+constraint deployment.deployment_pkey PRIMARY KEY (key)
+constraint idempotency_keys.idempotency_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
 constraint idempotency_keys.idempotency_keys_pkey PRIMARY KEY (id)
 constraint idempotency_keys.idempotency_keys_scope_key UNIQUE (scope, idempotency_key)
 constraint kysely_migration.kysely_migration_pkey PRIMARY KEY (name)
@@ -339,6 +346,8 @@ CREATE INDEX customer_addresses_account_idx ON customer_addresses USING btree (a
 CREATE UNIQUE INDEX customer_addresses_default_uq ON customer_addresses USING btree (account_id) WHERE (is_default = true);
 CREATE UNIQUE INDEX customer_addresses_pkey ON customer_addresses USING btree (id);
 CREATE UNIQUE INDEX customer_profiles_pkey ON customer_profiles USING btree (account_id);
+CREATE UNIQUE INDEX deployment_pkey ON deployment USING btree (key);
+CREATE INDEX idempotency_keys_account ON idempotency_keys USING btree (account_id);
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys USING btree (expires_at);
 CREATE UNIQUE INDEX idempotency_keys_pkey ON idempotency_keys USING btree (id);
 CREATE UNIQUE INDEX idempotency_keys_scope_key ON idempotency_keys USING btree (scope, idempotency_key);

@@ -64,7 +64,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'db:seed': {
     usage: 'db:seed',
-    help: 'load the seed catalogue into an empty database',
+    help: 'load the seed catalogue into an empty database; outside production also the sandbox test customer and its orders (refused, seeding nothing, on a database a production deployment has used)',
     async run(context) {
       const result = await bootstrap(context.config, context.database, await context.modules(), { seed: true });
       console.log(result.seededCheeses ? `seeded ${result.seededCheeses} cheeses` : 'catalogue not empty; nothing seeded');

@@ -12,6 +12,8 @@ import * as accountPlans from './migrations/0012_account_plans.js';
 import * as idempotencyKeys from './migrations/0013_idempotency_keys.js';
 import * as webhooks from './migrations/0014_webhooks.js';
 import * as idempotencyCreatedResource from './migrations/0015_idempotency_created_resource.js';
+import * as idempotencyPrincipal from './migrations/0016_idempotency_principal.js';
+import * as deployment from './migrations/0017_deployment.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -28,6 +30,8 @@ export const migrations: Record<string, Migration> = {
   '0013_idempotency_keys': idempotencyKeys,
   '0014_webhooks': webhooks,
   '0015_idempotency_created_resource': idempotencyCreatedResource,
+  '0016_idempotency_principal': idempotencyPrincipal,
+  '0017_deployment': deployment,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

@@ -31,6 +31,7 @@ import { OAUTH_GRANT_COLUMNS, OAUTH_TOKEN_COLUMNS, type OAuthGrantTable, type OA
 import { ORDER_COLUMNS, ORDER_ITEM_COLUMNS, ORDER_STATUS_CHANGE_COLUMNS, type OrderItemTable, type OrderStatusChangeTable, type OrderTable } from '../modules/orders/order.table.js';
 import { SUBSCRIPTION_COLUMNS, type SubscriptionTable } from '../modules/orders/subscription.table.js';
 import { IDEMPOTENCY_KEY_COLUMNS, type IdempotencyKeyTable } from '../modules/idempotency/idempotency.table.js';
+import { DEPLOYMENT_COLUMNS, type DeploymentTable } from './deployment.table.js';
 import {
   WEBHOOK_ATTEMPT_COLUMNS,
   WEBHOOK_COLUMNS,
@@ -64,6 +65,7 @@ export interface DB {
   webhooks: WebhookTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  deployment: DeploymentTable;
 }
 
 /**
@@ -94,4 +96,5 @@ export const TABLES: { readonly [Table in keyof DB]: ColumnsOf<DB[Table]> } = {
   webhooks: WEBHOOK_COLUMNS,
   webhook_deliveries: WEBHOOK_DELIVERY_COLUMNS,
   webhook_attempts: WEBHOOK_ATTEMPT_COLUMNS,
+  deployment: DEPLOYMENT_COLUMNS,
 };

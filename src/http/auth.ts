@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ForbiddenError, InvalidRequestError, UnauthorizedError } from '../kernel/errors.js';
+import { AppError, ForbiddenError, InvalidRequestError, UnauthorizedError } from '../kernel/errors.js';
 import type { ChangeContext } from '../kernel/change-context.js';
 import type { CredentialKind, CredentialResolver, PresentedCredential, Principal, Transport } from '../kernel/principal.js';
 import { hasScope, type Scope } from '../kernel/scopes.js';
@@ -22,7 +22,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     /** Set when the request carries an Idempotency-Key: see ChangeContext.created. */
-    noteCreated?: (trx: unknown, resourcePath: string) => Promise<void>;
+    noteCreated?: (trx: unknown, resourcePath: string, ownerAccountId?: number) => Promise<void>;
   }
 }
 
@@ -94,9 +94,35 @@ export class PrincipalResolver {
 /**
  * Every request's principal is resolved here and nowhere else; each route's `config.auth`
  * is enforced here, and the OpenAPI document reads the same declaration (openapi.ts).
+ * `onRejected` (the rate limits) counts what is turned away here, and what no route takes:
+ * it calls `done` with an error of its own (429) or none.
  */
-export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: (request: FastifyRequest, reply: FastifyReply) => Promise<void> }>(async (app: FastifyInstance, { resolver, onRejected }) => {
+export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void) | undefined }>(async (app: FastifyInstance, { resolver, onRejected }) => {
   app.decorateRequest('principal', null);
+
+  if (onRejected) {
+    // No route takes it (404, 405), and that is the answer whatever the credential; but the
+    // caller is identified, never refused, so that probing costs its account or its address.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (!request.is404) return done();
+      const count = () => onRejected(request, reply, done);
+      let identified: Principal | Promise<Principal>;
+      try {
+        const first = presentedCredentials(request)[0];
+        if (!first) return count();
+        identified = resolver.resolve(first);
+      } catch {
+        return count();
+      }
+      if (!(identified instanceof Promise)) {
+        request.principal = identified;
+        return count();
+      }
+      identified.then((principal) => {
+        request.principal = principal;
+      }, () => undefined).then(count);
+    });
+  }
 
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
@@ -108,8 +134,10 @@ export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: (reques
         // Refused before its body was read: close the connection rather than leave that body
         // unread on a keep-alive socket (RFC 9112 §9.6).
         if (hasBody(request)) reply.header('connection', 'close');
-        // A refused credential still counts against its address (rate limits): guessing keys is limited too.
-        if (error instanceof UnauthorizedError && onRejected) onRejected(request, reply).then(() => done(error), done);
+        // A refusal counts (rate limits): against the account once the credential is known (a
+        // 403 probes as much as a 200), its address before (guessing keys). Not our own
+        // failures (5xx): a client is not charged for an outage.
+        if (onRejected && error instanceof AppError && error.status < 500) onRejected(request, reply, (limited) => done(limited ?? error));
         else done(error as Error);
       };
       let outcome: void | Promise<void>;
@@ -123,11 +151,12 @@ export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: (reques
       else done();
     };
     const admit = (request: FastifyRequest, presented: PresentedCredential[], principals: Principal[]) => {
+      const principal = principals[0]!;
+      // Set before the checks: a valid credential of the wrong kind is refused, and counted against its account.
+      request.principal = principal;
       if (!presented.some((credential, i) => admits(auth.schemes, principals[i]!.credential.kind, credential.transport))) {
         throw new UnauthorizedError(`This operation does not take that kind of credential; send ${describeSchemes(auth.schemes)}.`);
       }
-      const principal = principals[0]!;
-      request.principal = principal;
       if (auth.scope && !hasScope(principal.scopes, auth.scope)) {
         throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
       }

@@ -31,7 +31,8 @@ and which scope it needs. 401 means the credential is missing or invalid; 403 th
 the scope or the ownership. OAuth 2.0 (\`cheesy_oauth\`): the authorization server is at this
 deployment's root, described by \`/.well-known/oauth-authorization-server\` (RFC 8414): code
 with PKCE (S256, required of public clients), client credentials, refresh tokens (rotated;
-reuse revokes the grant), revocation (RFC 7009), and the implicit grant for clients
+reuse revokes the grant, except within 2 s of the rotation: then only \`invalid_grant\`),
+revocation (RFC 7009), and the implicit grant for clients
 registered for it (RFC 9700 advises against it: prefer code with PKCE). Its access tokens
 (\`oat_…\`) are accepted wherever an operation takes OAuth, with the scopes granted.
 
@@ -130,12 +131,15 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
               type: 'string',
               minLength: 1,
               maxLength: 255,
-              description: 'Makes a retry safe: the same key and request within 24 hours replays the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another request is 422; while the first is still running, 409. Keys belong to the caller.',
+              description:
+                'Makes a retry safe: the same key and request (JSON key order does not matter) within 24 hours replays the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another request is 422; while the first is still running, 409. ' +
+                'Keys belong to the account, and a first answer is replayed only to the credential that made the request (another credential of the account: 409, with `Location` when something was created); a replay is authenticated and authorized like a new request.' +
+                (route.config.idempotent === 'secret' ? ' The successful answer holds a secret shown once and never stored: its retry is a 409 whose `Location` names what was created (revoke it, or use it if you kept the secret).' : ''),
             },
           },
         };
         const responses = { ...(transformed.response as Record<string, unknown>) };
-        responses[409] ??= { ...errorRef, description: 'A request with this Idempotency-Key is still being processed.' };
+        responses[409] ??= { ...errorRef, description: 'A request with this Idempotency-Key is still being processed, or was made by another credential.' };
         responses[422] ??= { ...errorRef, description: 'Invalid, or the Idempotency-Key was used with another request.' };
         transformed.response = responses;
       }

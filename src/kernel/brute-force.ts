@@ -1,8 +1,15 @@
+/** What a route reports once it knows whether the password (or client secret) was right. */
+export interface GuardedAttempt {
+  /** Right: the attempt was no guess, so it costs nothing, and its address becomes known for that name. */
+  succeeded(): Promise<void>;
+}
+
 /**
- * Slows password guessing and mass sign-ups (decisions.md §7): counted per client address and
- * per username (or OAuth client id); throws TooManyRequestsError (429) when over. Implemented
+ * Slows password guessing and mass sign-ups (decisions.md §7, issue 16 §6): counted per client
+ * address, per address and username, and per username (or OAuth client id) from addresses
+ * where it has not succeeded lately; throws TooManyRequestsError (429) when over. Implemented
  * by the limits module; a no-op when RATE_LIMITS=off.
  */
-export type BruteForceGuard = (kind: 'login' | 'signup' | 'token', ip: string, name?: string) => Promise<void>;
+export type BruteForceGuard = (kind: 'login' | 'signup' | 'token', ip: string, name?: string) => Promise<GuardedAttempt>;
 
-export const NO_GUARD: BruteForceGuard = async () => undefined;
+export const NO_GUARD: BruteForceGuard = async () => ({ succeeded: async () => undefined });

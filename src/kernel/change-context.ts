@@ -16,9 +16,11 @@ export interface ChangeContext {
    * For a request with an Idempotency-Key: called inside the transaction that creates a
    * resource, with the resource's path, so that a retry after a crash between the commit and
    * the answer is answered with it rather than creating it again. The transaction is the
-   * caller's (`Transaction<DB>`; the kernel names no database type).
+   * caller's (`Transaction<DB>`; the kernel names no database type). `ownerAccountId`: the
+   * account whose data the answer holds when it is not the caller's (a sign-up's new
+   * account), so that the stored answer is deleted with that account.
    */
-  created?: (trx: unknown, resourcePath: string) => Promise<void>;
+  created?: (trx: unknown, resourcePath: string, ownerAccountId?: number) => Promise<void>;
 }
 
 export const SYSTEM_CONTEXT: ChangeContext = Object.freeze({ requestId: null, principal: null });

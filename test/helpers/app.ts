@@ -56,6 +56,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     appSecret: 'test-secret-test-secret-test-secret-0123',
     authCacheTtlMs: 5000,
     loginTokenTtlSeconds: 3600,
+    // None: a rotated refresh token presented again revokes its grant at once; test/oauth-refresh.test.ts sets its own.
+    oauthRefreshReuseIntervalSeconds: 0,
     readCacheMaxBytes: 32 * 1024 * 1024,
     corsOrigins: [],
     requestTimeoutMs: 60_000,
@@ -72,7 +74,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
     orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },
     // Short, so retries and timeouts are seen in seconds; the dispatcher runs as in production.
-    webhooks: { retryScheduleS: [0, 0.2, 0.4], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, pollMs: 200 },
+    webhooks: { retryScheduleS: [0, 0.2, 0.4], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, accountConcurrency: 4, pollMs: 200 },
     ...options.config,
   };
   const database = openDatabase({ ...config, poolSize: 4 });

@@ -43,6 +43,8 @@ export class AddressService {
       const first = (await this.options.addresses.oldest(trx, accountId)) === undefined;
       const id = await this.options.addresses.insert(trx, accountId, fields, false);
       if (first || input.isDefault) await this.options.addresses.makeDefault(trx, accountId, id);
+      // The answer holds the customer's address: a stored replay of it goes with their account.
+      await ctx.created?.(trx, `/v2/customer/${username}/addresses/${id}`, accountId);
       return id;
     });
     return created!;

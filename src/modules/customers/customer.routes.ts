@@ -4,7 +4,7 @@ import Type from 'typebox';
 import { changeContextOf, principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
 import { ownAccountOnly } from './customer.access.js';
-import { CustomerInput, Customer, USERNAME_PATTERN } from './customer.schema.js';
+import { CustomerInput, CustomerReplaceInput, Customer, ReplacedCustomer, USERNAME_PATTERN } from './customer.schema.js';
 import type { CustomerService } from './customer.service.js';
 
 const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'oauth'], scope: 'read:profile' };
@@ -18,6 +18,7 @@ const OWNERSHIP = 'A customer reaches only their own account: any other username
 
 export const customerRoutes: FastifyPluginAsyncTypebox<{ customers: CustomerService; bruteForce: BruteForceGuard }> = async (app, { customers, bruteForce }) => {
   app.addSchema(Customer);
+  app.addSchema(ReplacedCustomer);
 
   app.post('/customer', {
     config: { auth: 'public', idempotent: true },
@@ -55,12 +56,21 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ customers: CustomerServ
       tags: ['customer'],
       operationId: 'replaceCustomer',
       summary: 'Replace a customer\'s profile (CustomerInput; password required)',
-      description: `Every field of CustomerInput; omitted optional fields are cleared. \`username\` must be the path's: it cannot change. \`password\` is required: the current one re-confirms it, another one replaces it and ends the account's other login sessions. Records \`customer.updated\`. ${OWNERSHIP}`,
+      description:
+        'Every field of CustomerInput; omitted optional fields are cleared. `username` must be the path\'s: it cannot change. `password` is required: the current one re-confirms it (and is the proof an e-mail change needs); a new one also needs `currentPassword` (422 without it, 403 when wrong, nothing changed). ' +
+        'A third-party application\'s OAuth token never changes the password or e-mail (403). A new password ends every other login session and every OAuth grant of the account, and the answer\'s `passwordChange` says so and lists the API keys that stay valid. ' +
+        `Records \`customer.updated\`. ${OWNERSHIP}`,
       params: UsernameParams,
-      body: CustomerInput,
-      response: { 200: CustomerRef, ...errorResponses(400, 401, 403, 404, 409, 415, 422) },
+      body: CustomerReplaceInput,
+      response: { 200: Type.Unsafe<Type.Static<typeof ReplacedCustomer>>({ $ref: 'ReplacedCustomer#' }), ...errorResponses(400, 401, 403, 404, 409, 415, 422) },
     },
-  }, async (request) => customers.replace(request.params.username, request.body, { ...changeContextOf(request), principal: principalOf(request) }));
+  }, async (request) => {
+    // A wrong currentPassword is a password guess: it counts as a login attempt on the account.
+    const attempt = request.body.currentPassword === undefined ? undefined : await bruteForce('login', request.ip, request.params.username);
+    const replaced = await customers.replace(request.params.username, request.body, { ...changeContextOf(request), principal: principalOf(request) });
+    await attempt?.succeeded();
+    return replaced;
+  });
 
   app.delete('/customer/:username', {
     preValidation: ownAccountOnly,

@@ -8,13 +8,33 @@ export function usernameProblem(username: string): string | null {
   return RESERVED_USERNAMES.has(username.toLowerCase()) ? 'is reserved' : null;
 }
 
+/**
+ * Identifying text shorter than this is not looked for in a password: one or two letters
+ * (`al`, `jo`) are in most passphrases by chance, so refusing them would refuse at random;
+ * three already name someone (`bob`), and usernames are at least three long anyway.
+ */
+const MIN_IDENTIFYING_LENGTH = 3;
+
 /** The password policy beyond its length (checked by the schema); null when acceptable. */
 export function passwordProblem(password: string, username: string, email: string): string | null {
-  const folded = password.toLowerCase();
-  if (folded.includes(username.toLowerCase())) return 'must not contain the username';
-  if (folded.includes(email.trim().toLowerCase().split('@')[0]!) && email.split('@')[0]!.length >= 4) return 'must not contain the e-mail address';
-  if (new Set(password).size < 4) return 'must use at least 4 different characters';
+  // Compared as the hash sees it (NFKC) and regardless of case: a full-width `ｂｏｂ` is `bob`.
+  const folded = fold(password);
+  if (folded.includes(fold(username))) return 'must not contain the username';
+  if (localParts(email).some((part) => folded.includes(part))) return "must not contain the e-mail address's local part";
+  if (new Set(password.normalize('NFKC')).size < 4) return 'must use at least 4 different characters';
   return null;
+}
+
+function fold(text: string): string {
+  return text.normalize('NFKC').toLowerCase();
+}
+
+/** The local part, and the mailbox before a `+tag` (bob of bob+shop@…), where long enough to identify. */
+function localParts(email: string): string[] {
+  const address = fold(email.trim());
+  // The last @: a quoted local part may contain one.
+  const local = address.slice(0, Math.max(address.lastIndexOf('@'), 0));
+  return [local, local.split('+')[0]!].filter((part) => part.length >= MIN_IDENTIFYING_LENGTH);
 }
 
 /**

@@ -56,7 +56,7 @@ export const CustomerInput = Type.Object(
       format: 'password',
       minLength: MIN_PASSWORD_LENGTH,
       maxLength: 256,
-      description: `${MIN_PASSWORD_LENGTH} to 256 characters, not containing the username. On PUT: the current password re-confirms it; another one replaces it and ends the account's other login sessions.`,
+      description: `${MIN_PASSWORD_LENGTH} to 256 characters with at least 4 different ones, not containing the username or the e-mail's local part (when 3 or more characters long; regardless of case). On PUT: the current password re-confirms it; another one replaces it and ends the account's other login sessions.`,
       examples: ['correct horse battery staple'],
     }),
     phone: Type.Optional(Nullable(Type.String({ pattern: '^\\+?[0-9 ().-]{6,30}$', examples: ['+33 1 23 45 67 89'] }))),
@@ -70,3 +70,47 @@ export const CustomerInput = Type.Object(
   },
 );
 export type CustomerInputBody = Type.Static<typeof CustomerInput>;
+
+/** PUT /customer/{username}: CustomerInput and the proof a new password needs. */
+export const CustomerReplaceInput = Type.Object(
+  {
+    ...CustomerInput.properties,
+    currentPassword: Type.Optional(
+      Type.String({
+        format: 'password',
+        minLength: 1,
+        maxLength: 256,
+        description: 'The account\'s current password: required when `password` is a new one. An e-mail change with the current `password` needs nothing more. A third-party application\'s OAuth token can change neither (403).',
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ username: 'marie.dupont', email: 'marie@example.com', password: 'a new correct horse battery', currentPassword: 'correct horse battery staple' }] },
+);
+export type CustomerReplaceBody = Type.Static<typeof CustomerReplaceInput>;
+
+const StillValidKey = Type.Object({
+  id: Type.Integer(),
+  name: Nullable(Type.String()),
+  keyPrefix: Type.String(),
+  scopes: Type.Array(Type.String()),
+  expiresAt: Nullable(Type.String({ format: 'date-time' })),
+});
+
+/** The answer to PUT /customer/{username}: the customer, and what a new password ended and left valid. */
+export const ReplacedCustomer = Type.Object(
+  {
+    ...Customer.properties,
+    passwordChange: Type.Optional(
+      Type.Object(
+        {
+          loginSessionsEnded: Type.Integer({ description: 'Login sessions ended: every one of the account\'s but the one making this request.' }),
+          oauthGrantsRevoked: Type.Integer({ description: 'Third-party applications whose access (every token) was revoked: they must ask the customer again.' }),
+          apiKeysStillValid: Type.Array(StillValidKey, { description: 'API keys keep working after a password change: revoke any you do not recognise (DELETE /v2/api-keys/{id}).' }),
+        },
+        { description: 'Present when `password` was a new one.' },
+      ),
+    ),
+  },
+  { $id: 'ReplacedCustomer' },
+);
+export type ReplacedCustomerView = Type.Static<typeof ReplacedCustomer>;

@@ -8,7 +8,7 @@ import type { AccountService } from '../identity/identity.module.js';
 import type { NewEvent, Outbox } from '../outbox/outbox.module.js';
 import type { CustomerRepository, ProfileFields } from './customer.repository.js';
 import { customerAccess, NOT_YOURS, passwordProblem, tierFor, usernameProblem } from './customer.rules.js';
-import type { CustomerInputBody, CustomerView } from './customer.schema.js';
+import type { CustomerInputBody, CustomerReplaceBody, CustomerView, ReplacedCustomerView } from './customer.schema.js';
 
 export interface CustomerServiceOptions {
   db: Kysely<DB>;
@@ -55,6 +55,8 @@ export class CustomerService {
       await customers.insertProfile(trx, account.id, fields);
       const view = (await customers.findByUsername(trx, account.username))!;
       await outbox.record(trx, [customerEvent('customer.created', view)], ctx);
+      // The answer holds the new customer's data: a stored replay of it goes with their account.
+      await ctx.created?.(trx, `/v2/customer/${account.username}`, account.id);
       return view;
     });
   }
@@ -63,25 +65,34 @@ export class CustomerService {
     return this.require(this.options.db, username, principal);
   }
 
-  /** PUT: every field of CustomerInput; the username cannot change. */
-  async replace(username: string, input: CustomerInputBody, ctx: ChangeContext & { principal: Principal }): Promise<CustomerView> {
+  /** PUT: every field of CustomerInput; the username cannot change; credentials only with proof. */
+  async replace(username: string, input: CustomerReplaceBody, ctx: ChangeContext & { principal: Principal }): Promise<ReplacedCustomerView> {
     this.#checkInput(input);
     if (input.username.toLowerCase() !== username.toLowerCase()) throw ValidationFailedError.field('username', 'cannot be changed; it must be the username of the path');
     const { db, accounts, customers, outbox } = this.options;
-    const { view, passwordChanged } = await db.transaction().execute(async (trx) => {
+    const { view, credentials } = await db.transaction().execute(async (trx) => {
       const before = await this.require(trx, username, ctx.principal);
       const fields = await this.#profile(trx, input);
-      const credentials = await accounts.changeCredentials(trx, before.id, { email: input.email, password: input.password }, ctx.principal);
+      const credentials = await accounts.changeCredentials(trx, before.id, { email: input.email, password: input.password, currentPassword: input.currentPassword }, ctx.principal);
       await customers.updateProfile(trx, before.id, fields);
       const after = (await customers.findByUsername(trx, before.username))!;
       const changed: string[] = VIEW_FIELDS.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]));
       if (credentials.passwordChanged) changed.push('password');
       await outbox.record(trx, [customerChanged(after, changed)], ctx);
-      return { view: after, passwordChanged: credentials.passwordChanged };
+      return { view: after, credentials };
     });
-    // A new password ended the account's other sessions: this instance stops trusting them now.
-    if (passwordChanged) accounts.forget(view.id, ctx.principal.credential.kind === 'login_token' ? ctx.principal.credential.id : null);
-    return view;
+    if (!credentials.passwordChanged) return view;
+    // A new password ended the account's other sessions and grants: this instance stops trusting them now.
+    accounts.forget(view.id, ctx.principal.credential.kind === 'login_token' ? ctx.principal.credential.id : null);
+    const keys = await accounts.activeKeysOf(view.id);
+    return {
+      ...view,
+      passwordChange: {
+        loginSessionsEnded: credentials.loginSessionsEnded,
+        oauthGrantsRevoked: credentials.oauthGrantsRevoked,
+        apiKeysStillValid: keys.map((key) => ({ id: key.id, name: key.name, keyPrefix: key.keyPrefix, scopes: key.scopes.split(' ').filter(Boolean), expiresAt: key.expiresAt })),
+      },
+    };
   }
 
   /** Removes the account and everything of it: profile, keys, login sessions. */

@@ -7,8 +7,11 @@ import type { IdempotencyRepository } from './idempotency.repository.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** A creating POST that honours `Idempotency-Key` (decisions.md §5). */
-    idempotent?: boolean;
+    /**
+     * A creating POST that honours `Idempotency-Key` (decisions.md §5). `'secret'`: its
+     * successful reply holds a secret shown once, which is never stored nor replayed.
+     */
+    idempotent?: boolean | 'secret';
   }
   interface FastifyRequest {
     idempotencyRecord?: number;
@@ -29,8 +32,25 @@ export interface IdempotencyOptions {
   leaseMs: number;
 }
 
+/** JSON with every object's keys sorted: the same body with its keys reordered is the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
 function fingerprint(request: FastifyRequest): string {
-  return createHash('sha256').update(JSON.stringify([request.method, request.routeOptions.url, request.params ?? null, request.body ?? null])).digest('hex');
+  return createHash('sha256').update(canonicalJson([request.method, request.routeOptions.url, request.params ?? null, request.body ?? null])).digest('hex');
+}
+
+/** The credential a stored reply is kept for: only the one that made the first request is answered with it. */
+function credentialOf(request: FastifyRequest): string {
+  const principal = request.principal;
+  return principal ? `${principal.credential.kind}:${principal.credential.id}` : 'anonymous';
 }
 
 /**
@@ -45,6 +65,12 @@ function fingerprint(request: FastifyRequest): string {
  * answer is answered with the resource (recover), never creating it twice. Without such a
  * note, a key left running by a dead instance is taken over after its lease (the request
  * timeout) and the request runs again.
+ *
+ * A replay is authorized like a new request (issue 16 §2): it runs after authentication and
+ * the route's authorization, and only the credential that made the first request is answered
+ * with its reply (another credential of the account gets 409). A reply that held a secret
+ * (`config.idempotent: 'secret'`) is never stored: its retry is a 409 naming what was created.
+ * A stored reply belongs to the account whose data it holds and is deleted with it.
  */
 export function registerIdempotency(app: FastifyInstance, options: IdempotencyOptions): void {
   const { keys } = options;
@@ -55,15 +81,18 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     route.onSend = [...toArray(route.onSend), finish] as typeof route.onSend;
   });
 
+  const holdsSecret = (request: FastifyRequest) => request.routeOptions.config.idempotent === 'secret';
+
   async function begin(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const header = request.headers['idempotency-key'];
     if (header === undefined) return undefined;
     if (typeof header !== 'string' || !KEY.test(header)) throw new InvalidRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters, sent once.', [{ field: 'Idempotency-Key', message: 'is invalid' }]);
     const scope = request.principal ? `account:${request.principal.accountId}` : `address:${request.ip}`;
+    const credential = credentialOf(request);
     const print = fingerprint(request);
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = Date.now();
-      const id = await keys.claim({ scope, key: header, fingerprint: print, now: new Date(now).toISOString(), lockedUntil: new Date(now + options.leaseMs).toISOString(), expiresAt: new Date(now + options.ttlMs).toISOString() });
+      const id = await keys.claim({ scope, key: header, fingerprint: print, credential, accountId: request.principal?.accountId ?? null, now: new Date(now).toISOString(), lockedUntil: new Date(now + options.leaseMs).toISOString(), expiresAt: new Date(now + options.ttlMs).toISOString() });
       if (id !== undefined) {
         own(request, id);
         return undefined;
@@ -76,6 +105,13 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       }
       if (existing.fingerprint !== print) {
         throw new ValidationFailedError('This Idempotency-Key was used for a different request: use a new key for a new request.', [{ field: 'Idempotency-Key', message: 'was used with another request' }]);
+      }
+      const location = existing.createdResource ?? existing.headers.location;
+      if (existing.credential !== credential) {
+        throw conflict('This Idempotency-Key was used by another credential of this account, and its answer is given only to that credential: use a new key.', location);
+      }
+      if (existing.replyWithheld || (existing.createdResource !== null && holdsSecret(request))) {
+        throw conflict('The first request with this Idempotency-Key succeeded, and the secret it answered with was shown once and is not kept: use what it created, or revoke it and create another with a new key.', location);
       }
       if (existing.state === 'done') {
         return reply.code(existing.statusCode!).headers({ ...existing.headers, 'idempotent-replayed': 'true' }).send(existing.body ?? '');
@@ -96,11 +132,17 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     throw new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
   }
 
+  function conflict(message: string, location: string | undefined): ConflictError {
+    const error = new ConflictError(location ? `${message} It created ${location}.` : message);
+    if (location) error.headers.location = location;
+    return error;
+  }
+
   function own(request: FastifyRequest, id: number): void {
     request.idempotencyRecord = id;
-    request.noteCreated = (trx, resourcePath) => {
+    request.noteCreated = (trx, resourcePath, ownerAccountId) => {
       request.createdNoted = true;
-      return keys.markCreated(trx as Transaction<DB>, id, resourcePath);
+      return keys.markCreated(trx as Transaction<DB>, id, resourcePath, ownerAccountId);
     };
   }
 
@@ -112,17 +154,13 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       if (typeof value === 'string') credentials[name] = value;
     }
     const read = await app.inject({ method: 'GET', url: resourcePath, headers: { ...credentials, accept: 'application/json' } });
-    if (read.statusCode !== 200) {
-      const error = new ConflictError(`The first request with this Idempotency-Key created ${resourcePath}; read it there.`);
-      error.headers.location = resourcePath;
-      throw error;
-    }
+    if (read.statusCode !== 200) throw conflict('The first request with this Idempotency-Key succeeded; read what it created there.', resourcePath);
     const headers: Record<string, string> = { location: resourcePath };
     for (const name of REPLAYED) {
       const value = read.headers[name];
       if (name !== 'location' && typeof value === 'string') headers[name] = value;
     }
-    await keys.completeIfRunning(id, { statusCode: 201, headers, body: read.body });
+    await keys.completeIfRunning(id, { statusCode: 201, headers, body: read.body, withheld: false });
     return reply.code(201).headers({ ...headers, 'idempotent-replayed': 'true' }).send(read.body);
   }
 
@@ -142,7 +180,8 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       const value = reply.getHeader(name);
       if (value !== undefined) headers[name] = String(value);
     }
-    await keys.complete(id, { statusCode: status, headers, body: typeof payload === 'string' ? payload : '' });
+    const withheld = status < 300 && holdsSecret(request);
+    await keys.complete(id, { statusCode: status, headers, body: withheld || typeof payload !== 'string' ? '' : payload, withheld });
     return payload;
   }
 }

@@ -1,5 +1,5 @@
 import { tableColumns } from '../../db/table-columns.js';
-import type { Id, Timestamp } from '../../db/columns.js';
+import type { Bool, Id, Timestamp } from '../../db/columns.js';
 
 export interface IdempotencyKeyTable {
   id: Id;
@@ -13,6 +13,12 @@ export interface IdempotencyKeyTable {
   response_body: string | null;
   /** The path of what the request created, written in the creating transaction. */
   created_resource: string | null;
+  /** The credential of the first request (`api_key:12`, `anonymous`): only it is answered with the reply. */
+  credential: string | null;
+  /** The account whose data the reply holds; deleting it deletes the record. */
+  account_id: number | null;
+  /** The reply held a secret: never stored, never replayed. */
+  reply_withheld: Bool;
   locked_until: Timestamp;
   created_at: Timestamp;
   expires_at: Timestamp;
@@ -27,6 +33,9 @@ export const IDEMPOTENCY_KEY_COLUMNS = tableColumns<IdempotencyKeyTable>()({
   response_headers: 'nullable',
   response_body: 'nullable',
   created_resource: 'nullable',
+  credential: 'nullable',
+  account_id: 'nullable',
+  reply_withheld: 'not null',
   locked_until: 'not null',
   created_at: 'not null',
   expires_at: 'not null',

@@ -41,6 +41,12 @@ export class AccountRepository {
       .executeTakeFirst();
   }
 
+  /** What proves and names the account: its e-mail and password hash. */
+  async credentialsOf(executor: Kysely<DB>, accountId: number): Promise<{ email: string | null; passwordHash: string } | undefined> {
+    const row = await executor.selectFrom('accounts').select(['email', 'password_hash']).where('id', '=', accountId).executeTakeFirst();
+    return row && { email: row.email, passwordHash: row.password_hash };
+  }
+
   async passwordHashOf(executor: Kysely<DB>, accountId: number): Promise<string | undefined> {
     return (await executor.selectFrom('accounts').select('password_hash').where('id', '=', accountId).executeTakeFirst())?.password_hash;
   }

@@ -1,15 +1,36 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { ConflictError, NotFoundError } from '../../kernel/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
 import type { Principal } from '../../kernel/principal.js';
-import type { AccountRecord, AccountRepository } from './account.repository.js';
+import { emailKey, type AccountRecord, type AccountRepository } from './account.repository.js';
+import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
+import { credentialChangeVerdict } from './credential-change.rules.js';
 import type { ApiKeyResolver } from './api-key.resolver.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { LoginTokenResolver } from './login-token.resolver.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.hash.js';
 
 export type { AccountRecord } from './account.repository.js';
+
+export interface CredentialChanges {
+  email: string;
+  password: string;
+  /** The proof a new password needs. */
+  currentPassword?: string | undefined;
+}
+
+export interface CredentialChangeOutcome {
+  passwordChanged: boolean;
+  emailChanged: boolean;
+  /** Login sessions ended (all of the account's but the acting one). */
+  loginSessionsEnded: number;
+  /** OAuth grants (third-party access) revoked, with every token of theirs. */
+  oauthGrantsRevoked: number;
+}
+
+/** Another module's credentials of an account, revoked in the transaction of a password change. */
+export type PasswordChangeListener = (trx: Transaction<DB>, accountId: number, now: string) => Promise<number>;
 
 export interface AdminBootstrapResult {
   account: AccountRecord;
@@ -23,12 +44,14 @@ export interface AdminBootstrapResult {
  */
 export class AccountService {
   readonly #forgetListeners: ((accountId: number) => void)[] = [];
+  readonly #passwordChangeListeners: PasswordChangeListener[] = [];
 
   constructor(
     private readonly options: {
       db: Kysely<DB>;
       accounts: AccountRepository;
       sessions: LoginSessionRepository;
+      keys: ApiKeyRepository;
       apiKeyResolver: ApiKeyResolver;
       loginTokens: LoginTokenResolver;
     },
@@ -69,21 +92,49 @@ export class AccountService {
   }
 
   /**
-   * Sets the e-mail and password. A password other than the current one replaces it and ends
-   * every other login session of the account (the acting one stays).
+   * Sets the e-mail and password, with proof (credential-change.rules.ts): a third-party
+   * token never may; a new password needs `currentPassword`. A new password ends every other
+   * login session and every OAuth grant of the account; its API keys stay valid (decisions.md).
    */
-  async changeCredentials(trx: Transaction<DB>, accountId: number, changes: { email: string; password: string }, actor: Principal | null): Promise<{ passwordChanged: boolean }> {
+  async changeCredentials(trx: Transaction<DB>, accountId: number, changes: CredentialChanges, actor: Principal | null): Promise<CredentialChangeOutcome> {
     const { accounts, sessions } = this.options;
-    const current = await accounts.passwordHashOf(trx, accountId);
-    const passwordChanged = current === undefined || !(await verifyPassword(changes.password, current));
-    const passwordHash = passwordChanged ? await hashPassword(changes.password) : current;
+    const current = await accounts.credentialsOf(trx, accountId);
+    if (!current) throw new NotFoundError('No such account.');
+    const passwordChanged = !(await verifyPassword(changes.password, current.passwordHash));
+    const emailChanged = emailKey(changes.email) !== (current.email === null ? null : emailKey(current.email));
+    if (actor) {
+      const decided = credentialChangeVerdict({ passwordChanged, emailChanged, actorKind: actor.credential.kind, currentPasswordGiven: changes.currentPassword !== undefined });
+      if (decided.verdict === 'refused' && decided.reason === 'third_party_token') {
+        throw new ForbiddenError('A third-party application\'s token cannot change the password or e-mail: the customer does it with their own login.');
+      }
+      if (decided.verdict === 'refused') {
+        throw new ValidationFailedError('A new password needs the current one: send it as currentPassword.', [{ field: 'currentPassword', message: 'is required to change the password' }]);
+      }
+      if (decided.verdict === 'check_current_password' && !(await verifyPassword(changes.currentPassword!, current.passwordHash))) {
+        throw new ForbiddenError('currentPassword is not this account\'s password: nothing was changed.');
+      }
+    }
+    const passwordHash = passwordChanged ? await hashPassword(changes.password) : current.passwordHash;
     const taken = await accounts.updateCredentials(trx, accountId, { email: changes.email, passwordHash });
     if (taken) throw new ConflictError(`That ${taken.taken} is already registered.`, [{ field: taken.taken, message: 'is already registered' }]);
+    const outcome: CredentialChangeOutcome = { passwordChanged, emailChanged, loginSessionsEnded: 0, oauthGrantsRevoked: 0 };
     if (passwordChanged) {
+      const now = new Date().toISOString();
       const keep = actor?.credential.kind === 'login_token' && actor.accountId === accountId ? actor.credential.id : null;
-      await sessions.revokeAllOf(trx, accountId, keep, new Date().toISOString());
+      outcome.loginSessionsEnded = await sessions.revokeAllOf(trx, accountId, keep, now);
+      for (const listener of this.#passwordChangeListeners) outcome.oauthGrantsRevoked += await listener(trx, accountId, now);
     }
-    return { passwordChanged };
+    return outcome;
+  }
+
+  /** The account's API keys that are still valid: what a password change leaves working. */
+  activeKeysOf(accountId: number): Promise<ApiKeyRecord[]> {
+    return this.options.keys.listActive(accountId, new Date().toISOString());
+  }
+
+  /** Other modules' credentials (OAuth grants) end in the transaction of a password change. */
+  onPasswordChange(listener: PasswordChangeListener): void {
+    this.#passwordChangeListeners.push(listener);
   }
 
   /** Deletes the account; its keys and sessions go with it (ON DELETE CASCADE). Call `forget` once committed. */

@@ -28,7 +28,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
   app.post(
     '/api-keys',
     {
-      config: { auth: OWN_KEYS, idempotent: true },
+      config: { auth: OWN_KEYS, idempotent: 'secret' },
       schema: {
         tags: ['api-keys'],
         operationId: 'createApiKey',

@@ -65,7 +65,7 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs });
   const logins = new LoginService({ accounts, sessions, tokens: loginTokens, tokenTtlSeconds: options.loginTokenTtlSeconds });
   const oauthClients = new OAuthClientService(new OAuthClientRepository(db));
-  const accountService = new AccountService({ db, accounts, sessions, apiKeyResolver: resolver, loginTokens });
+  const accountService = new AccountService({ db, accounts, sessions, keys, apiKeyResolver: resolver, loginTokens });
   return {
     name: 'identity',
     routes: async (app) => {

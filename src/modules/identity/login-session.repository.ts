@@ -39,10 +39,11 @@ export class LoginSessionRepository {
   }
 
   /** Every session of the account but `keep` (the one acting, when it is a login). */
-  async revokeAllOf(trx: Transaction<DB>, accountId: number, keep: number | null, now: string): Promise<void> {
+  /** Ends the account's login sessions but `keep`; answers how many were ended. */
+  async revokeAllOf(trx: Transaction<DB>, accountId: number, keep: number | null, now: string): Promise<number> {
     let query = trx.updateTable('login_sessions').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null);
     if (keep !== null) query = query.where('id', '<>', keep);
-    await query.execute();
+    return Number((await query.executeTakeFirst()).numUpdatedRows);
   }
 
   async revoke(sessionId: number, now: string): Promise<void> {

@@ -31,8 +31,10 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ logins: LoginService; brut
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    await bruteForce('login', request.ip, request.body.username);
-    return logins.login(request.body.username, request.body.password);
+    const attempt = await bruteForce('login', request.ip, request.body.username);
+    const token = await logins.login(request.body.username, request.body.password);
+    await attempt.succeeded();
+    return token;
   });
 
   app.get('/customer/logout', {

@@ -13,7 +13,7 @@ export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClient
   app.addSchema(CreatedOAuthClient);
 
   app.post('/oauth-clients', {
-    config: { auth: STAFF, idempotent: true },
+    config: { auth: STAFF, idempotent: 'secret' },
     schema: {
       tags: ['oauth-clients'],
       operationId: 'registerOAuthClient',
@@ -22,7 +22,7 @@ export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClient
         'A confidential client gets a `clientSecret`, shown in this answer only and stored as a hash; a public client (single-page or native app) gets none and must use PKCE. ' +
         'Redirect URIs are matched exactly: https, or http on a loopback address (RFC 8252), never with a fragment. `refresh_token` comes with `authorization_code`; a public client cannot use `client_credentials`.',
       body: OAuthClientInput,
-      response: { 201: Type.Unsafe({ $ref: 'CreatedOAuthClient#' }), ...errorResponses(400, 401, 403, 415, 422) },
+      response: { 201: Type.Unsafe({ $ref: 'CreatedOAuthClient#' }), ...errorResponses(400, 401, 403, 409, 415, 422) },
     },
   }, async (request, reply) => {
     const client = await clients.register(request.body, principalOf(request).accountId);

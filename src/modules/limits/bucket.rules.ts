@@ -24,12 +24,13 @@ export function refilled(state: BucketState | undefined, spec: BucketSpec, now: 
 /**
  * One request against several buckets at once: allowed only if every bucket has a token, and
  * then each loses one; refused, none does. What the memory store does, and the Redis script
- * (rate-limit.lua in redis.store.ts) does the same arithmetic.
+ * (TAKE_ALL in redis.store.ts) does the same arithmetic. A `cost` of -1 gives a token back
+ * (never past capacity): a login that proved the password was not a guess.
  */
-export function takeAll(states: readonly (BucketState | undefined)[], specs: readonly BucketSpec[], now: number): { allowed: boolean; tokens: number[] } {
+export function takeAll(states: readonly (BucketState | undefined)[], specs: readonly BucketSpec[], now: number, cost = 1): { allowed: boolean; tokens: number[] } {
   const tokens = specs.map((spec, i) => refilled(states[i], spec, now));
-  const allowed = tokens.every((t) => t >= 1);
-  return { allowed, tokens: allowed ? tokens.map((t) => t - 1) : tokens };
+  const allowed = tokens.every((t) => t >= cost);
+  return { allowed, tokens: allowed ? tokens.map((t, i) => Math.min(specs[i]!.capacity, t - cost)) : tokens };
 }
 
 /** Seconds until a bucket holding `tokens` has one whole token again (0 when it has). */

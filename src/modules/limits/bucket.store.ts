@@ -1,29 +1,98 @@
 import { takeAll, type BucketSpec, type BucketState } from './bucket.rules.js';
+import { isKnown, KNOWN_PER_NAME } from './brute-force.rules.js';
+
+export type Taken = { allowed: boolean; tokens: number[] };
 
 /** Where bucket states live: this process, or Redis shared by every instance. */
 export interface BucketStore {
-  take(keys: readonly string[], specs: readonly BucketSpec[]): { allowed: boolean; tokens: number[] } | Promise<{ allowed: boolean; tokens: number[] }>;
+  /** `cost` -1 gives a token back (takeAll). */
+  take(keys: readonly string[], specs: readonly BucketSpec[], cost?: number): Taken | Promise<Taken>;
+  /** Whether `member` (an address) succeeded under `key` (a username) lately: brute-force.rules.ts. */
+  knows(key: string, member: string): boolean | Promise<boolean>;
+  remember(key: string, member: string): void | Promise<void>;
 }
 
 /**
  * Buckets in this process, at most `maxEntries` (least recently used dropped first: a dropped
  * bucket comes back full, which errs on the side of the client). Anonymous callers are keyed
- * by address, so without a bound they could fill memory.
+ * by address, so without a bound they could fill memory. Known addresses are bounded the same
+ * way; one forgotten makes its owner a stranger again, which errs on the side of caution.
  */
 export class MemoryBucketStore implements BucketStore {
   readonly #states = new Map<string, BucketState>();
+  readonly #known = new Map<string, Map<string, number>>();
 
   constructor(private readonly maxEntries = 100_000) {}
 
   /** Synchronous: on every request, a promise here cost more than the arithmetic. */
-  take(keys: readonly string[], specs: readonly BucketSpec[]): { allowed: boolean; tokens: number[] } {
+  take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken {
     const now = Date.now();
-    const result = takeAll(keys.map((key) => this.#states.get(key)), specs, now);
+    const result = takeAll(keys.map((key) => this.#states.get(key)), specs, now, cost);
     keys.forEach((key, i) => {
       this.#states.delete(key);
       this.#states.set(key, { tokens: result.tokens[i]!, at: now });
     });
     while (this.#states.size > this.maxEntries) this.#states.delete(this.#states.keys().next().value!);
     return result;
+  }
+
+  knows(key: string, member: string): boolean {
+    return isKnown(this.#known.get(key)?.get(member), Date.now());
+  }
+
+  remember(key: string, member: string): void {
+    const members = this.#known.get(key) ?? new Map<string, number>();
+    members.delete(member);
+    members.set(member, Date.now());
+    if (members.size > KNOWN_PER_NAME) members.delete(members.keys().next().value!);
+    this.#known.delete(key);
+    this.#known.set(key, members);
+    while (this.#known.size > this.maxEntries) this.#known.delete(this.#known.keys().next().value!);
+  }
+}
+
+/**
+ * The shared store (Redis) when configured, this process's otherwise; when Redis fails,
+ * everything is counted here until it answers again, and that is logged (at most every 30 s)
+ * rather than refusing every request.
+ */
+export class SharedOrLocalStore implements BucketStore {
+  readonly #local = new MemoryBucketStore();
+  #sharedDownUntil = 0;
+  #lastWarning = 0;
+
+  constructor(
+    private readonly shared: BucketStore | undefined,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken | Promise<Taken> {
+    // No closure on the local path: it runs on every request.
+    if (this.#sharedUp()) return this.#orLocal(this.shared!.take(keys, specs, cost), () => this.#local.take(keys, specs, cost));
+    return this.#local.take(keys, specs, cost);
+  }
+
+  knows(key: string, member: string): boolean | Promise<boolean> {
+    return this.#sharedUp() ? this.#orLocal(this.shared!.knows(key, member), () => this.#local.knows(key, member)) : this.#local.knows(key, member);
+  }
+
+  remember(key: string, member: string): void | Promise<void> {
+    return this.#sharedUp() ? this.#orLocal(this.shared!.remember(key, member), () => this.#local.remember(key, member)) : this.#local.remember(key, member);
+  }
+
+  #sharedUp(): boolean {
+    return this.shared !== undefined && Date.now() >= this.#sharedDownUntil;
+  }
+
+  #orLocal<T>(shared: T | Promise<T>, local: () => T): Promise<T> {
+    return Promise.resolve(shared).catch((error: unknown) => {
+      // Serve on this instance's buckets for a few seconds, then try Redis again.
+      this.#sharedDownUntil = Date.now() + 5000;
+      if (Date.now() - this.#lastWarning > 30_000) {
+        this.#lastWarning = Date.now();
+        this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers`);
+      }
+      return local();
+    });
   }
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TooManyRequestsError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
-import type { Caller, Decision, RateLimiter } from './rate-limiter.js';
+import type { Decision, RateLimiter } from './rate-limiter.js';
 
 /** Not limited: health checks from load balancers, and the documentation. */
 const EXEMPT = /^\/(?:v2\/health|docs(?:\/.*)?|v2\/openapi\.json)$/;
@@ -13,14 +13,19 @@ function hasBody(request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** Counts a request refused before its route ran: see `registerRateLimits`. */
+export type RefusalCounter = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
 /**
  * Every request but the exempt ones draws from its caller's buckets after authentication: the
  * account's plan for a valid credential (plans cached 5 s), the client address otherwise.
  * `RateLimit-Policy` and `RateLimit` go on every such response; over the limit, 429 with
- * `Retry-After`. A request refused 401 draws from its address's bucket too (`rejected`), so
- * guessing credentials is limited like any anonymous traffic.
+ * `Retry-After`. Refusals draw too, or probing would be free (issue 16 §6): `rejected` is the
+ * auth plugin's to call on a request it turns away (401, 403, 400) and on one no route takes
+ * (404, 405), with the principal set when the credential was valid, so that a 403 costs the
+ * account what a 200 does and a guessed key costs its address. Undefined when limits are off.
  */
-export function registerRateLimits(app: FastifyInstance, options: { limiter: RateLimiter; planOf: (accountId: number) => Promise<Plan> }): { rejected(request: FastifyRequest, reply: FastifyReply): Promise<void> } {
+export function registerRateLimits(app: FastifyInstance, options: { limiter: RateLimiter; planOf: (accountId: number) => Promise<Plan> }): { rejected: RefusalCounter | undefined } {
   const { limiter } = options;
   const plans = new Map<number, { plan: Plan; until: number }>();
   const cachedPlan = (accountId: number): Plan | undefined => {
@@ -40,7 +45,6 @@ export function registerRateLimits(app: FastifyInstance, options: { limiter: Rat
       throw new TooManyRequestsError(`Rate limit reached: retry in ${Math.ceil(decision.retryAfterSeconds)} s (RateLimit-Policy says which limit).`, decision.retryAfterSeconds);
     }
   };
-  const apply = async (request: FastifyRequest, reply: FastifyReply, caller: Caller) => check(request, reply, await limiter.admit(caller));
   /** Calls `done` once the decision is known: at once when it is (local buckets, a cached plan). */
   const settle = (request: FastifyRequest, reply: FastifyReply, decision: Decision | Promise<Decision>, done: (error?: Error) => void) => {
     if (decision instanceof Promise) {
@@ -55,25 +59,20 @@ export function registerRateLimits(app: FastifyInstance, options: { limiter: Rat
     }
     done();
   };
-  if (limiter.enabled) {
-    app.addHook('onRoute', (route) => {
-      if (EXEMPT.test(route.url)) return;
-      // Callback style, synchronous when the plan is cached and the buckets are local: this runs
-      // on every request, and each promise on the way cost more than the check (docs/performance.md).
-      const limit = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-        const principal = request.principal;
-        if (!principal) return settle(request, reply, limiter.admit({ ip: request.ip }), done);
-        const plan = cachedPlan(principal.accountId);
-        const decision = plan !== undefined ? limiter.admit({ accountId: principal.accountId, plan }) : planOf(principal.accountId).then((fetched) => limiter.admit({ accountId: principal.accountId, plan: fetched }));
-        settle(request, reply, decision, done);
-      };
-      const existing = route.onRequest;
-      route.onRequest = (existing === undefined ? [limit] : [...(Array.isArray(existing) ? existing : [existing]), limit]) as typeof route.onRequest;
-    });
-  }
-  return {
-    rejected: async (request, reply) => {
-      if (limiter.enabled) await apply(request, reply, { ip: request.ip });
-    },
+  // Callback style, synchronous when the plan is cached and the buckets are local: this runs
+  // on every request, and each promise on the way cost more than the check (docs/performance.md).
+  const limit = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const principal = request.principal;
+    if (!principal) return settle(request, reply, limiter.admit({ ip: request.ip }), done);
+    const plan = cachedPlan(principal.accountId);
+    const decision = plan !== undefined ? limiter.admit({ accountId: principal.accountId, plan }) : planOf(principal.accountId).then((fetched) => limiter.admit({ accountId: principal.accountId, plan: fetched }));
+    settle(request, reply, decision, done);
   };
+  if (!limiter.enabled) return { rejected: undefined };
+  app.addHook('onRoute', (route) => {
+    if (EXEMPT.test(route.url)) return;
+    const existing = route.onRequest;
+    route.onRequest = (existing === undefined ? [limit] : [...(Array.isArray(existing) ? existing : [existing]), limit]) as typeof route.onRequest;
+  });
+  return { rejected: limit };
 }

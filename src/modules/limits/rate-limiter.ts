@@ -1,8 +1,9 @@
+import type { GuardedAttempt } from '../../kernel/brute-force.js';
 import { TooManyRequestsError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
 import { secondsUntilFull, secondsUntilToken, type BucketSpec } from './bucket.rules.js';
-import { MemoryBucketStore, type BucketStore } from './bucket.store.js';
-
+import { SharedOrLocalStore, type BucketStore, type Taken } from './bucket.store.js';
+import { attemptBuckets, knownKey, type BruteForceKind } from './brute-force.rules.js';
 
 /** Figures from configuration (decisions.md §7): per plan, and the per-minute ceiling. */
 export interface RateLimitSettings {
@@ -14,7 +15,7 @@ export interface RateLimitSettings {
   perMinute: number;
 }
 
-export type BruteForceKind = 'login' | 'signup' | 'token';
+export type { BruteForceKind } from './brute-force.rules.js';
 
 /** Who is counted: an account on its plan, or an address (anonymous callers get Free). */
 export type Caller = { accountId: number; plan: Plan } | { ip: string };
@@ -28,16 +29,15 @@ export interface Decision {
 
 const hourly = (name: string, perHour: number, burst: number): BucketSpec => ({ name, capacity: burst, refillPerSecond: perHour / 3600, quota: perHour, windowSeconds: 3600 });
 
+const NOTHING_TO_REPORT: GuardedAttempt = { succeeded: async () => undefined };
+
 /**
  * Token buckets by plan and per minute, checked as one step in the store. The store is Redis
- * when configured (one budget for every instance) and this process otherwise; when Redis
- * fails, requests are counted here until it answers again, and that is logged (at most every
- * 30 s) rather than refusing every request.
+ * when configured (one budget for every instance) and this process otherwise, or when Redis
+ * fails (SharedOrLocalStore).
  */
 export class RateLimiter {
-  readonly #local = new MemoryBucketStore();
-  #redisDownUntil = 0;
-  #lastWarning = 0;
+  readonly #store: SharedOrLocalStore;
   /** Each plan's buckets, and their RateLimit-Policy field, made once. */
   readonly #plans: Record<'anonymous' | Plan, BucketSpec[]>;
   readonly #policies: Map<readonly BucketSpec[], string>;
@@ -46,9 +46,10 @@ export class RateLimiter {
     private readonly settings: RateLimitSettings,
     /** Sandbox multiplies every figure by 10 (decisions.md §6). */
     private readonly multiplier: number,
-    private readonly shared: BucketStore | undefined,
-    private readonly warn: (message: string) => void,
+    shared: BucketStore | undefined,
+    warn: (message: string) => void,
   ) {
+    this.#store = new SharedOrLocalStore(shared, warn);
     const m = multiplier;
     const perMinute = settings.perMinute * m;
     const minute: BucketSpec = { name: 'per-minute', capacity: perMinute, refillPerSecond: perMinute / 60, quota: perMinute, windowSeconds: 60 };
@@ -80,34 +81,30 @@ export class RateLimiter {
   }
 
   /**
-   * Login, sign-up and the token endpoint, per address and per username (or client id):
-   * password guessing is slowed wherever it comes from. Throws 429 when over.
+   * Login, sign-up and the token endpoint (brute-force.rules.ts): throws 429 when over. Taken
+   * before the password is checked, so parallel guesses cannot overdraw; a success gives its
+   * tokens back and makes its address known for that name.
    */
-  async bruteForce(kind: BruteForceKind, ip: string, name?: string): Promise<void> {
-    if (!this.settings.enabled) return;
-    const m = this.multiplier;
-    const figures: Record<BruteForceKind, { ip: [number, number]; name: [number, number] }> = {
-      login: { ip: [120, 30], name: [20, 10] },
-      signup: { ip: [30, 10], name: [30, 10] },
-      token: { ip: [1200, 60], name: [1200, 60] },
-    };
-    const { ip: [ipRate, ipBurst], name: [nameRate, nameBurst] } = figures[kind];
-    const keys = [`${kind}:ip:${ip}`];
-    const specs = [hourly(`${kind}-per-address`, ipRate * m, ipBurst * m)];
-    if (name !== undefined) {
-      keys.push(`${kind}:name:${name.toLowerCase()}`);
-      specs.push(hourly(`${kind}-per-${kind === 'token' ? 'client' : 'username'}`, nameRate * m, nameBurst * m));
-    }
+  async bruteForce(kind: BruteForceKind, ip: string, name?: string): Promise<GuardedAttempt> {
+    if (!this.settings.enabled) return NOTHING_TO_REPORT;
+    const known = name !== undefined && (await this.#store.knows(knownKey(kind, name), ip));
+    const { keys, specs } = attemptBuckets(kind, ip, name, known, this.multiplier);
     const decision = await this.#decide(keys, specs);
     if (!decision.allowed) throw new TooManyRequestsError(`Too many ${kind === 'signup' ? 'sign-ups' : `${kind} attempts`}: try again in ${Math.ceil(decision.retryAfterSeconds)} s.`, decision.retryAfterSeconds);
+    return {
+      succeeded: async () => {
+        await this.#store.take(keys, specs, -1);
+        if (name !== undefined) await this.#store.remember(knownKey(kind, name), ip);
+      },
+    };
   }
 
   #decide(keys: string[], specs: BucketSpec[]): Decision | Promise<Decision> {
-    const taken = this.#take(keys, specs);
+    const taken = this.#store.take(keys, specs);
     return taken instanceof Promise ? taken.then((result) => this.#decision(specs, result)) : this.#decision(specs, taken);
   }
 
-  #decision(specs: BucketSpec[], { allowed, tokens }: { allowed: boolean; tokens: number[] }): Decision {
+  #decision(specs: BucketSpec[], { allowed, tokens }: Taken): Decision {
     // The field reports the bucket closest to refusing.
     let tightest = 0;
     tokens.forEach((t, i) => {
@@ -124,21 +121,6 @@ export class RateLimiter {
         ratelimit: `"${spec.name}";r=${Math.max(0, Math.floor(tokens[tightest]!))};t=${Math.ceil(allowed ? secondsUntilFull(tokens[tightest]!, spec) : retryAfterSeconds)}`,
       },
     };
-  }
-
-  #take(keys: string[], specs: BucketSpec[]): { allowed: boolean; tokens: number[] } | Promise<{ allowed: boolean; tokens: number[] }> {
-    if (this.shared && Date.now() >= this.#redisDownUntil) {
-      return Promise.resolve(this.shared.take(keys, specs)).catch((error: unknown) => {
-        // Serve on this instance's buckets for a few seconds, then try Redis again.
-        this.#redisDownUntil = Date.now() + 5000;
-        if (Date.now() - this.#lastWarning > 30_000) {
-          this.#lastWarning = Date.now();
-          this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers`);
-        }
-        return this.#local.take(keys, specs);
-      });
-    }
-    return this.#local.take(keys, specs);
   }
 }
 

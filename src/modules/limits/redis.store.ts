@@ -1,17 +1,20 @@
 import { Redis } from 'ioredis';
 import type { BucketSpec } from './bucket.rules.js';
-import type { BucketStore } from './bucket.store.js';
+import type { BucketStore, Taken } from './bucket.store.js';
+import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
 
 /**
  * takeAll (bucket.rules.ts) as one Lua script, so a check and its update are one atomic step
  * however many instances share the buckets (never read-then-write). Redis's clock is the one
- * clock. Tokens are returned as strings: Redis would truncate Lua numbers to integers.
+ * clock. Tokens are returned as strings: Redis would truncate Lua numbers to integers. The
+ * last argument is the cost: 1, or -1 to give a token back.
  */
 const TAKE_ALL = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local tokens = {}
 local allowed = 1
+local cost = tonumber(ARGV[#KEYS * 2 + 1])
 for i = 1, #KEYS do
   local capacity = tonumber(ARGV[i * 2 - 1])
   local rate = tonumber(ARGV[i * 2])
@@ -23,13 +26,13 @@ for i = 1, #KEYS do
     held = math.min(capacity, held + math.max(0, now - tonumber(state[2])) / 1000 * rate)
   end
   tokens[i] = held
-  if held < 1 then allowed = 0 end
+  if held < cost then allowed = 0 end
 end
 local out = { allowed }
 for i = 1, #KEYS do
   local capacity = tonumber(ARGV[i * 2 - 1])
   local rate = tonumber(ARGV[i * 2])
-  if allowed == 1 then tokens[i] = tokens[i] - 1 end
+  if allowed == 1 then tokens[i] = math.min(capacity, tokens[i] - cost) end
   redis.call('HSET', KEYS[i], 'tokens', tostring(tokens[i]), 'at', now)
   redis.call('PEXPIRE', KEYS[i], math.ceil(capacity / rate * 1000) + 1000)
   out[#out + 1] = tostring(tokens[i])
@@ -57,10 +60,22 @@ export class RedisBucketStore implements BucketStore {
     this.#redis = redis as Redis & { takeAll: TakeAllCommand };
   }
 
-  async take(keys: readonly string[], specs: readonly BucketSpec[]): Promise<{ allowed: boolean; tokens: number[] }> {
+  async take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Promise<Taken> {
     const args = specs.flatMap((spec) => [spec.capacity, spec.refillPerSecond]);
-    const [allowed, ...tokens] = await this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args);
+    const [allowed, ...tokens] = await this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args, cost);
     return { allowed: Number(allowed) === 1, tokens: tokens.map(Number) };
+  }
+
+  /** A sorted set per name: address → time of its last success (this instance's clock; a month is not sensitive to skew). */
+  async knows(key: string, member: string): Promise<boolean> {
+    const score = await this.#redis.zscore(`${this.prefix}rl:${key}`, member);
+    return isKnown(score === null ? undefined : Number(score), Date.now());
+  }
+
+  async remember(key: string, member: string): Promise<void> {
+    const now = Date.now();
+    const set = `${this.prefix}rl:${key}`;
+    await this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec();
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Role } from '../../kernel/scopes.js';
 import type { OAuthTokenKind } from './oauth.table.js';
@@ -13,7 +13,8 @@ export interface StoredToken {
   codeChallenge: string | null;
   codeChallengeMethod: string | null;
   expiresAt: Date;
-  consumed: boolean;
+  /** When the code was exchanged or the refresh token rotated. */
+  consumedAt: Date | null;
   /** The token or its whole grant. */
   revoked: boolean;
   clientRowId: number;
@@ -52,7 +53,7 @@ function toStored(row: TokenRow): StoredToken {
     codeChallenge: row.code_challenge,
     codeChallengeMethod: row.code_challenge_method,
     expiresAt: new Date(row.expires_at),
-    consumed: row.consumed_at !== null,
+    consumedAt: row.consumed_at === null ? null : new Date(row.consumed_at),
     revoked: row.revoked_at !== null || row.grant_revoked_at !== null,
     clientRowId: Number(row.client_row_id),
     clientId: row.client_id,
@@ -60,6 +61,18 @@ function toStored(row: TokenRow): StoredToken {
     username: row.username,
     role: row.role,
   };
+}
+
+export interface NewToken {
+  grantId: number;
+  kind: OAuthTokenKind;
+  tokenHash: string;
+  scopes: string;
+  expiresAt: string;
+  now: string;
+  redirectUri?: string | null;
+  codeChallenge?: string | null;
+  codeChallengeMethod?: string | null;
 }
 
 export class OAuthTokenRepository {
@@ -74,18 +87,8 @@ export class OAuthTokenRepository {
     return Number(row.id);
   }
 
-  async insertToken(input: {
-    grantId: number;
-    kind: OAuthTokenKind;
-    tokenHash: string;
-    scopes: string;
-    expiresAt: string;
-    now: string;
-    redirectUri?: string | null;
-    codeChallenge?: string | null;
-    codeChallengeMethod?: string | null;
-  }): Promise<number> {
-    const row = await this.db
+  async insertToken(input: NewToken, db: Kysely<DB> = this.db): Promise<number> {
+    const row = await db
       .insertInto('oauth_tokens')
       .values({
         grant_id: input.grantId,
@@ -140,9 +143,27 @@ export class OAuthTokenRepository {
     return row && { id: Number(row.id), username: row.username, role: row.role };
   }
 
-  /** Marks a code exchanged or a refresh token rotated; false when another request did first. */
-  async consume(tokenId: number, now: string): Promise<boolean> {
-    const result = await this.db
+  /**
+   * Refresh-token rotation, all or nothing: the presented token is consumed and its successors
+   * stored in one transaction, so a request refused or failing on the way consumes nothing.
+   * False, with nothing written, when another rotation (or a revocation) of it came first.
+   */
+  async rotate(presentedId: number, successors: NewToken[], now: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await this.consume(presentedId, now, trx))) return false;
+      for (const token of successors) await this.insertToken(token, trx);
+      return true;
+    });
+  }
+
+  /**
+   * Marks a code exchanged or a refresh token rotated; false when another request did first.
+   * Exactly one of concurrent callers wins: the conditional UPDATE takes the row lock on
+   * PostgreSQL, and a second one re-reads the committed row (READ COMMITTED) and matches
+   * nothing; SQLite runs writers one at a time.
+   */
+  async consume(tokenId: number, now: string, db: Kysely<DB> = this.db): Promise<boolean> {
+    const result = await db
       .updateTable('oauth_tokens')
       .set({ consumed_at: now })
       .where('id', '=', tokenId)
@@ -162,6 +183,15 @@ export class OAuthTokenRepository {
       await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
       await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
     });
+  }
+
+  /** Revokes, in the caller's transaction, every live grant of the account and their tokens; answers how many grants. */
+  async revokeGrantsOf(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
+    const grants = await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null).returning('id').execute();
+    if (grants.length > 0) {
+      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', grants.map((g) => g.id)).where('revoked_at', 'is', null).execute();
+    }
+    return grants.length;
   }
 
   /** Expired tokens and grants left with none, once nothing can use them. */

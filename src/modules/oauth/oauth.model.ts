@@ -1,8 +1,8 @@
 import { hash, randomBytes } from 'node:crypto';
-import type OAuth2Server from '@node-oauth/oauth2-server';
+import OAuth2Server from '@node-oauth/oauth2-server';
 import type { Role } from '../../kernel/scopes.js';
 import type { OAuthClientService, RegisteredClient } from '../identity/identity.module.js';
-import type { OAuthTokenRepository, StoredToken } from './oauth-token.repository.js';
+import type { NewToken, OAuthTokenRepository, StoredToken } from './oauth-token.repository.js';
 import { scopesFor } from './oauth.rules.js';
 
 /** Who a grant acts for, as the library carries it between model calls. */
@@ -12,6 +12,8 @@ export interface OAuthUser {
   role: Role;
   /** Set once a grant exists (a code or refresh token was presented): new tokens join its family. */
   grantId?: number;
+  /** The refresh token this request presents: saveToken consumes it with the insert of its successors. */
+  rotates?: number;
 }
 
 /** A registered client as the library sees it: `id` is the public client_id. */
@@ -48,7 +50,15 @@ export interface ModelDependencies {
   clients: OAuthClientService;
   /** Called when a used code or a rotated refresh token comes back: its family was revoked. */
   onReuse(stored: StoredToken): void;
+  /**
+   * For this long after a rotation, the rotated-out refresh token coming back is taken for a
+   * concurrent request (two tabs, a retry after a lost answer), refused without touching the
+   * grant; after it, for a replay, which revokes the grant. 0: always a replay.
+   */
+  reuseIntervalMs: number;
 }
+
+const JUST_ROTATED = 'Invalid grant: this refresh token was just used; use the tokens that request received.';
 
 /**
  * The storage side of @node-oauth/oauth2-server, which does the protocol (grant dispatch,
@@ -60,11 +70,13 @@ export function createModel(deps: ModelDependencies, authenticateClients: boolea
   const { tokens, clients } = deps;
   const now = () => new Date().toISOString();
 
-  /** A stored code or refresh token that may be used now; a reused one revokes its family. */
+  /** A stored code or refresh token that may be used now; a reused one revokes its family (a refresh token only past the reuse interval). */
   async function usable(token: string, kind: 'authorization_code' | 'refresh_token'): Promise<StoredToken | undefined> {
     const stored = await tokens.findByHash(hashToken(token), kind);
     if (!stored || stored.revoked) return undefined;
-    if (stored.consumed) {
+    if (stored.consumedAt) {
+      // Codes get no grace: RFC 6749 §4.1.2 has a second exchange revoke what the first issued.
+      if (kind === 'refresh_token' && Date.now() - stored.consumedAt.getTime() < deps.reuseIntervalMs) throw new OAuth2Server.InvalidGrantError(JUST_ROTATED);
       await tokens.revokeGrant(stored.grantId, now());
       deps.onReuse(stored);
       return undefined;
@@ -142,25 +154,30 @@ export function createModel(deps: ModelDependencies, authenticateClients: boolea
         refreshTokenExpiresAt: stored.expiresAt,
         scope: stored.scopes.split(' ').filter(Boolean),
         client: { id: stored.clientId, grants: [] },
-        user: userOf(stored),
+        user: { ...userOf(stored), rotates: stored.id },
         storedId: stored.id,
       };
     },
 
-    /** Rotation: the presented refresh token is consumed; false when a concurrent request rotated it first. */
+    // The library consumes the refresh token here, before it checks the scope asked for; the
+    // consumption waits for saveToken instead, so that a refused request leaves the token usable.
     async revokeToken(token: { storedId?: number }): Promise<boolean> {
-      return token.storedId !== undefined && tokens.consume(token.storedId, now());
+      return token.storedId !== undefined;
     },
 
     async saveToken(token: OAuth2Server.Token, client: OAuthClient, user: OAuthUser) {
       const at = now();
       const scopes = (token.scope ?? []).join(' ');
       const grantId = user.grantId ?? (await tokens.createGrant({ clientRowId: client.rowId, accountId: user.accountId, scopes, now: at }));
-      await tokens.insertToken({ grantId, kind: 'access_token', tokenHash: hashToken(token.accessToken), scopes, expiresAt: token.accessTokenExpiresAt!.toISOString(), now: at });
+      const issued: NewToken[] = [{ grantId, kind: 'access_token', tokenHash: hashToken(token.accessToken), scopes, expiresAt: token.accessTokenExpiresAt!.toISOString(), now: at }];
       // A refresh token only for clients registered for that grant (the library would always make one).
       const refresh = token.refreshToken !== undefined && client.grants.includes('refresh_token');
-      if (refresh) {
-        await tokens.insertToken({ grantId, kind: 'refresh_token', tokenHash: hashToken(token.refreshToken!), scopes, expiresAt: token.refreshTokenExpiresAt!.toISOString(), now: at });
+      if (refresh) issued.push({ grantId, kind: 'refresh_token', tokenHash: hashToken(token.refreshToken!), scopes, expiresAt: token.refreshTokenExpiresAt!.toISOString(), now: at });
+      if (user.rotates !== undefined) {
+        // Another refresh of the same token (or its revocation) committed first: it won, this one issues nothing.
+        if (!(await tokens.rotate(user.rotates, issued, at))) throw new OAuth2Server.InvalidGrantError(JUST_ROTATED);
+      } else {
+        for (const each of issued) await tokens.insertToken(each);
       }
       const { refreshToken, refreshTokenExpiresAt, ...withoutRefresh } = token;
       return { ...(refresh ? { ...withoutRefresh, refreshToken, refreshTokenExpiresAt } : withoutRefresh), client, user: { ...user, grantId } };

@@ -21,6 +21,8 @@ export interface OAuthOptions {
   clients: OAuthClientService;
   logins: LoginService;
   accounts: AccountService;
+  /** Seconds after a rotation in which the rotated-out refresh token is refused without revoking its grant. */
+  refreshReuseIntervalSeconds: number;
   log: (message: string, details: Record<string, unknown>) => void;
   /** Limits the login page and the token endpoint (the limits module). */
   bruteForce?: BruteForceGuard;
@@ -41,7 +43,9 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
   const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs });
   // A deleted account's tokens stop working on this instance at once (others: within the cache TTL).
   options.accounts.onForget((accountId) => resolver.forget({ accountId }));
-  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, log: options.log });
+  // A new password ends every third-party grant of the account, in the change's transaction.
+  options.accounts.onPasswordChange((trx, accountId, now) => tokens.revokeGrantsOf(trx, accountId, now));
+  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log });
   const signer = new InteractionSigner(options.appSecret);
   return {
     name: 'oauth',

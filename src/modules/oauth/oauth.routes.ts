@@ -116,8 +116,9 @@ export function oauthRoutes(options: { server: AuthorizationServer; signer: Inte
         return html(reply, 403, errorPage('This form has expired or was not sent from this page (cookies must be enabled). Start again from the application.'));
       }
       if (fields.step === 'login') {
+        let attempt;
         try {
-          await bruteForce('login', request.ip, fields.username);
+          attempt = await bruteForce('login', request.ip, fields.username);
         } catch (error) {
           if (!(error instanceof TooManyRequestsError)) throw error;
           reply.headers(error.headers);
@@ -125,6 +126,7 @@ export function oauthRoutes(options: { server: AuthorizationServer; signer: Inte
         }
         const user = fields.username && fields.password ? await server.verifyLogin(fields.username, fields.password) : undefined;
         if (!user) return html(reply, 401, loginPage(context, 'Invalid username or password.'), redirectOrigin);
+        await attempt.succeeded();
         const granted = server.scopesForUser(params, client, user.role);
         if ('problem' in granted) return redirect(server.errorLocation(verdict.redirectUri, mode, 'invalid_scope', granted.problem, params.state));
         const interaction = await signer.consentToken(user.id, params, cookie);
@@ -164,11 +166,13 @@ export function oauthRoutes(options: { server: AuthorizationServer; signer: Inte
         const basic = basicCredentials(request.headers.authorization);
         headers.authorization = basic ? `Basic ${Buffer.from(`${basic.clientId}:${basic.secret}`).toString('base64')}` : request.headers.authorization;
       }
-      await bruteForce('token', request.ip, basicCredentials(request.headers.authorization)?.clientId ?? form.values.client_id);
+      const attempt = await bruteForce('token', request.ip, basicCredentials(request.headers.authorization)?.clientId ?? form.values.client_id);
       if (form.values.grant_type === 'implicit' || form.values.grant_type === 'password') {
         return sendProtocol(reply, protocolError(400, 'unsupported_grant_type', `The ${form.values.grant_type} grant is not served at the token endpoint.`));
       }
-      return sendProtocol(reply, await server.token(headers, form.values));
+      const response = await server.token(headers, form.values);
+      if (response.status === 200) await attempt.succeeded();
+      return sendProtocol(reply, response);
     });
 
     app.post('/oauth/revoke', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {

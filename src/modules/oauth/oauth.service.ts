@@ -27,6 +27,8 @@ export interface AuthorizationServerOptions {
   resolver: OAuthTokenResolver;
   /** This deployment's public URL: the issuer (RFC 8414, RFC 9207). */
   issuer: string;
+  /** See the model: within it a second use of a just-rotated refresh token is a race, after it a replay. */
+  refreshReuseIntervalSeconds: number;
   log: (message: string, details: Record<string, unknown>) => void;
 }
 
@@ -53,8 +55,9 @@ export class AuthorizationServer {
       requireClientAuthentication: { refresh_token: false },
       alwaysIssueNewRefreshToken: true,
     };
-    this.#tokenEndpoint = new OAuth2Server({ ...common, model: createModel({ tokens: options.tokens, clients: options.clients, onReuse }, true) });
-    this.#authorizeEndpoint = new OAuth2Server({ ...common, model: createModel({ tokens: options.tokens, clients: options.clients, onReuse }, false) });
+    const model = { tokens: options.tokens, clients: options.clients, onReuse, reuseIntervalMs: options.refreshReuseIntervalSeconds * 1000 };
+    this.#tokenEndpoint = new OAuth2Server({ ...common, model: createModel(model, true) });
+    this.#authorizeEndpoint = new OAuth2Server({ ...common, model: createModel(model, false) });
   }
 
   get issuer(): string {

@@ -1,50 +1,51 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Where a webhook may not point (SSRF, decisions.md §8): loopback, private, link-local,
- * carrier-grade NAT, multicast, reserved and documentation ranges, and NAT64, which could
- * reach any of them. BlockList applies the IPv4 rules to IPv4-mapped IPv6 (::ffff:127.0.0.1)
- * too. Outside production loopback is allowed, so a developer can receive on their own machine.
+ * Where a webhook may point (SSRF, decisions.md §8): only addresses ipaddr.js classifies as
+ * `unicast`, a maintained list of the special-purpose registries, rather than ranges of our
+ * own that miss the rarer forms. Outside production loopback is allowed too, so a developer
+ * can receive on their own machine.
+ *
+ * IPv6 that embeds IPv4 is where hand-written lists leak. IPv4-mapped (::ffff:a.b.c.d) is
+ * judged as the IPv4 address it is: the socket connects to that over IPv4. Every other form
+ * (IPv4-compatible ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, 6to4, NAT64, Teredo) reaches
+ * its embedded IPv4 only through a tunnel, translator or relay on someone's network, which is
+ * exactly what the guard cannot see, so it is refused whatever it embeds.
  */
-const FORBIDDEN: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']> = [
-  ['0.0.0.0', 8, 'ipv4'],
-  ['10.0.0.0', 8, 'ipv4'],
-  ['100.64.0.0', 10, 'ipv4'],
-  ['169.254.0.0', 16, 'ipv4'],
-  ['172.16.0.0', 12, 'ipv4'],
-  ['192.0.0.0', 24, 'ipv4'],
-  ['192.0.2.0', 24, 'ipv4'],
-  ['192.168.0.0', 16, 'ipv4'],
-  ['198.18.0.0', 15, 'ipv4'],
-  ['198.51.100.0', 24, 'ipv4'],
-  ['203.0.113.0', 24, 'ipv4'],
-  ['224.0.0.0', 4, 'ipv4'],
-  ['240.0.0.0', 4, 'ipv4'],
-  ['::', 128, 'ipv6'],
-  ['64:ff9b::', 96, 'ipv6'],
-  ['100::', 64, 'ipv6'],
-  ['2001:db8::', 32, 'ipv6'],
-  ['fc00::', 7, 'ipv6'],
-  ['fe80::', 10, 'ipv6'],
-  ['ff00::', 8, 'ipv6'],
-];
-const LOOPBACK: ReadonlyArray<[string, number, 'ipv4' | 'ipv6']> = [
-  ['127.0.0.0', 8, 'ipv4'],
-  ['::1', 128, 'ipv6'],
-];
-
 export class AddressGuard {
-  readonly #refused = new BlockList();
+  constructor(private readonly options: { allowLoopback: boolean }) {}
 
-  constructor(options: { allowLoopback: boolean }) {
-    for (const [network, prefix, family] of FORBIDDEN) this.#refused.addSubnet(network, prefix, family);
-    if (!options.allowLoopback) for (const [network, prefix, family] of LOOPBACK) this.#refused.addSubnet(network, prefix, family);
-  }
-
-  /** Whether an IP address (v4 or v6 literal) may be connected to. */
+  /** Whether an IP address (v4 or v6 literal) may be connected to; anything unparseable may not. */
   allows(address: string): boolean {
-    const family = isIP(address);
-    if (family === 0) return false;
-    return !this.#refused.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    const range = rangeOf(address);
+    return range === 'unicast' || (range === 'loopback' && this.options.allowLoopback);
   }
+}
+
+/**
+ * The special-purpose range an address belongs to, by ipaddr.js's names, `unicast` for an
+ * ordinary public one; `invalid` when it is no IP literal. Exported for the tests' table.
+ */
+export function rangeOf(text: string): string {
+  // node:net's parser first: ipaddr.js also accepts legacy IPv4 forms (0x7f.1) we never mean to.
+  const family = isIP(text);
+  if (family === 0) return 'invalid';
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // ipaddr.js reads exactly `::a.b.c.d` as ::ffff:a.b.c.d, and getaddrinfo writes IPv4-compatible
+    // addresses that way: the URL parser's canonical hex form (zone dropped: it changes no range) is
+    // read right.
+    address = family === 4 ? ipaddr.parse(text) : ipaddr.parse(new URL(`http://[${text.replace(/%.*$/, '')}]`).hostname.slice(1, -1));
+  } catch {
+    return 'invalid';
+  }
+  if (address.kind() === 'ipv4') return address.range();
+  const v6 = address as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range();
+  const range = v6.range();
+  // ipaddr.js names :: and ::1 but calls the rest of ::/96 unicast; it is IPv4-compatible
+  // (deprecated, RFC 4291 §2.5.5.1), which some kernels still tunnel to the embedded IPv4.
+  if (range === 'unicast' && v6.parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
+  return range;
 }

@@ -1,7 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { claimRows, isPostgres } from '../../db/claim.js';
+import { claimRows } from '../../db/claim.js';
 import { toIso, toIsoOrNull } from '../../db/columns.js';
+import { hiddenToFind, pickFairly, type ClaimBounds } from './dispatch.rules.js';
+import { dueWindow, hiddenQueues, oldestOf } from './fair-claim.repository.js';
 import type { AttemptOutcome, DeliveryState } from './webhook.table.js';
 
 export interface OutboxEvent {
@@ -23,6 +25,7 @@ export interface SubscriberRow {
 export interface ClaimedDelivery {
   id: number;
   webhookId: number;
+  accountId: number;
   url: string;
   attempt: number;
   maxAttempts: number;
@@ -109,39 +112,35 @@ export class DeliveryRepository {
   }
 
   /**
-   * Claims due deliveries for sending: at most `room(webhookId)` of any one webhook (so one
-   * slow receiver cannot take every slot), none of `busyWebhooks`. Claiming moves the row's
+   * Claims due deliveries for sending, round-robin between accounts: an account's n-th slot
+   * goes before any account's (n+1)-th (counting what is in flight, `bounds`), oldest first
+   * within a turn, never past a webhook's or an account's cap. Claiming moves the row's
    * `next_attempt_at` to the end of the lease (a visibility timeout): until then no other
    * instance takes it, and if this one dies mid-attempt the row is simply due again (at least
    * once). So "due" is one indexed range, `state = 'pending' and next_attempt_at <= now`.
+   * `lost` counts rows picked here that another instance claimed first.
    */
-  async claimDue(now: string, leaseUntil: string, limit: number, room: (webhookId: number) => number, busyWebhooks: readonly number[]): Promise<ClaimedDelivery[]> {
+  async claimDue(now: string, leaseUntil: string, bounds: ClaimBounds): Promise<{ claimed: ClaimedDelivery[]; lost: number }> {
     return this.db.transaction().execute(async (trx) => {
-      // A few times the slots, so the per-webhook cap below still fills them when one webhook leads the queue.
-      let due = trx
-        .selectFrom('webhook_deliveries')
-        .select(['id', 'webhook_id'])
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        // A paused webhook's deliveries wait for it.
-        .where('webhook_id', 'in', trx.selectFrom('webhooks').select('id').where('active', '=', true))
-        .orderBy('next_attempt_at')
-        .limit(limit * 4);
-      if (busyWebhooks.length > 0) due = due.where('webhook_id', 'not in', busyWebhooks);
-      const candidates = await (isPostgres(trx) ? due.forUpdate().skipLocked() : due).execute();
-      const taken = new Map<number, number>();
-      const ids: number[] = [];
-      for (const row of candidates) {
-        const webhookId = Number(row.webhook_id);
-        const count = taken.get(webhookId) ?? 0;
-        if (count >= room(webhookId)) continue;
-        taken.set(webhookId, count + 1);
-        ids.push(Number(row.id));
-        if (ids.length === limit) break;
-      }
-      if (ids.length === 0) return [];
-      await trx.updateTable('webhook_deliveries').set({ lease_until: leaseUntil, next_attempt_at: leaseUntil }).where('id', 'in', ids).execute();
-      return this.#load(trx, ids);
+      // A few times the slots, so the caps still fill them when one webhook leads the queue.
+      const size = 4 * bounds.limit;
+      const window = await dueWindow(trx, now, bounds, size);
+      let plan = pickFairly(window, [], bounds);
+      const known = hiddenToFind(window, size, plan, bounds);
+      const hidden = known ? await hiddenQueues(trx, now, bounds, known) : [];
+      if (hidden.length > 0) plan = pickFairly(window, hidden, bounds);
+      const picked = [...plan.ids, ...(await oldestOf(trx, now, plan.hidden, hidden))];
+      if (picked.length === 0) return { claimed: [], lost: 0 };
+      // The reads above lock nothing (locking the window would hide from other instances rows
+      // this claim does not take, and PostgreSQL allows no FOR UPDATE beside GROUP BY): the
+      // picked rows are locked here and must still be due, so a row another instance claimed
+      // meanwhile (committed, or still locked: SKIP LOCKED) is not taken twice.
+      const due = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', picked).where('state', '=', 'pending').where('next_attempt_at', '<=', now);
+      const marked = await claimRows(trx, due, (ids) =>
+        trx.updateTable('webhook_deliveries').set({ lease_until: leaseUntil, next_attempt_at: leaseUntil }).where('id', 'in', ids).returning('id'),
+      );
+      const ids = marked.map((row) => Number(row.id));
+      return { claimed: await this.#load(trx, ids), lost: picked.length - ids.length };
     });
   }
 
@@ -153,7 +152,7 @@ export class DeliveryRepository {
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
       .innerJoin('outbox as o', 'o.id', 'd.outbox_id')
       .select([
-        'd.id', 'd.webhook_id', 'w.url', 'd.attempts', 'd.max_attempts', 'd.schedule_start', 'd.lease_until', 'o.event_id', 'o.type', 'o.created_at', 'o.data', 'o.metadata',
+        'd.id', 'd.webhook_id', 'w.account_id', 'w.url', 'd.attempts', 'd.max_attempts', 'd.schedule_start', 'd.lease_until', 'o.event_id', 'o.type', 'o.created_at', 'o.data', 'o.metadata',
         'w.secret_ciphertext', 'w.previous_secret_ciphertext', 'w.previous_secret_expires_at',
       ])
       .where('d.id', 'in', ids)
@@ -161,6 +160,7 @@ export class DeliveryRepository {
     return rows.map((row) => ({
       id: Number(row.id),
       webhookId: Number(row.webhook_id),
+      accountId: Number(row.account_id),
       url: row.url,
       attempt: row.attempts + 1,
       maxAttempts: row.max_attempts,
@@ -240,8 +240,8 @@ export class DeliveryRepository {
   /**
    * The next moment a pending delivery falls due, after `now` (a retry, or the end of a lease),
    * so the dispatcher can sleep until then. What is due already is either being taken, waits
-   * for its endpoint's slot (an attempt ending wakes the dispatcher) or belongs to a paused
-   * webhook (resuming wakes it). One step along the (state, next_attempt_at) index.
+   * for a slot of its endpoint or its account (an attempt ending wakes the dispatcher) or
+   * belongs to a paused webhook (resuming wakes it). One step along the (state, next_attempt_at) index.
    */
   async nextDueAt(now: string): Promise<number | null> {
     const row = await this.db

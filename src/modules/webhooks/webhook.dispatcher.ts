@@ -5,6 +5,7 @@ import type { Scope } from '../../kernel/scopes.js';
 import type { WebhookSettings } from './webhook.settings.js';
 import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } from './delivery.repository.js';
 import { Batch } from './batch.js';
+import { Slots } from './dispatch.rules.js';
 import type { WebhookSender, SendResult } from './webhook.sender.js';
 import type { SecretBox } from './webhook.secrets.js';
 import { signatureHeaders } from './webhook.secrets.js';
@@ -37,8 +38,7 @@ export interface DispatcherOptions {
  * and send them. Everything it decides is in the database, so a restart loses nothing.
  */
 export class WebhookDispatcher {
-  readonly #inFlight = new Map<number, number>();
-  #total = 0;
+  readonly #slots = new Slots();
   #refillTimer: NodeJS.Timeout | undefined;
   #refillDue = false;
   #running: Promise<void> | undefined;
@@ -149,40 +149,45 @@ export class WebhookDispatcher {
   }
 
   async #claimAndSend(): Promise<{ full: boolean }> {
-    const { concurrency, endpointConcurrency, timeoutMs } = this.options.settings;
-    const free = concurrency - this.#total;
+    const { settings } = this.options;
+    const total = this.#slots.total;
+    const free = settings.concurrency - total;
     if (free <= 0) return { full: false };
     // Under load, slots are refilled in batches (one claim costs about as much for one row as
     // for sixteen), and at most REFILL_MS later, so slots held by slow receivers never keep
     // the others waiting.
-    if (this.#total > 0 && free < Math.ceil(concurrency / 4) && !this.#refillDue) {
-      this.#refillTimer ??= setTimeout(() => {
-        this.#refillTimer = undefined;
-        this.#refillDue = true;
-        this.wake();
-      }, REFILL_MS);
+    if (total > 0 && free < Math.ceil(settings.concurrency / 4) && !this.#refillDue) {
+      this.#refillSoon();
       return { full: false };
     }
     this.#refillDue = false;
-    const busy = [...this.#inFlight].filter(([, count]) => count >= endpointConcurrency).map(([id]) => id);
+    const bounds = this.#slots.bounds(settings);
+    if (!bounds) return { full: false };
     // Long enough for the attempt and a wait for a slot of its endpoint (see #run).
-    const lease = new Date(Date.now() + 2 * timeoutMs + 5000).toISOString();
-    const room = (webhookId: number) => endpointConcurrency - (this.#inFlight.get(webhookId) ?? 0);
-    const claimed = await this.options.deliveries.claimDue(nowIso(), lease, free, room, busy);
+    const lease = new Date(Date.now() + 2 * settings.timeoutMs + 5000).toISOString();
+    const { claimed, lost } = await this.options.deliveries.claimDue(nowIso(), lease, bounds);
     for (const delivery of claimed) this.#run(delivery);
+    // Rows another instance took between our read and our lock: others may be due, so look
+    // again shortly (not at once: its transaction may still hold them).
+    if (lost > 0) this.#refillSoon();
     return { full: claimed.length === free };
   }
 
+  #refillSoon(): void {
+    if (this.#stopped) return;
+    this.#refillTimer ??= setTimeout(() => {
+      this.#refillTimer = undefined;
+      this.#refillDue = true;
+      this.wake();
+    }, REFILL_MS);
+  }
+
   #run(delivery: ClaimedDelivery): void {
-    this.#total += 1;
-    this.#inFlight.set(delivery.webhookId, (this.#inFlight.get(delivery.webhookId) ?? 0) + 1);
+    this.#slots.take(delivery.webhookId, delivery.accountId);
     void this.attempt(delivery)
       .catch((err: unknown) => this.options.log('webhook attempt could not be recorded; it will be retried when its lease ends', { err, deliveryId: delivery.id }))
       .finally(() => {
-        this.#total -= 1;
-        const left = (this.#inFlight.get(delivery.webhookId) ?? 1) - 1;
-        if (left === 0) this.#inFlight.delete(delivery.webhookId);
-        else this.#inFlight.set(delivery.webhookId, left);
+        this.#slots.release(delivery.webhookId, delivery.accountId);
         this.wake();
       });
   }

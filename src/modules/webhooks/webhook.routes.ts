@@ -14,6 +14,7 @@ const TAGS = ['webhooks'];
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const WebhookRef = Type.Unsafe<Type.Static<typeof Webhook>>({ $ref: 'Webhook#' });
 const ACCESS = 'An account sees and manages its own webhooks (another\'s is a 404); staff (`admin`) see every account\'s.';
+const MANAGE = `${ACCESS} Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its \`scopes\` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.`;
 const Cursor = Type.Optional(Type.String({ maxLength: 200, description: '`nextCursor` of the previous page.' }));
 const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 }));
 
@@ -39,7 +40,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
   app.addSchema(WebhookAttempt);
 
   app.post('/webhooks', {
-    config: { auth: OWN, idempotent: true },
+    config: { auth: OWN, idempotent: 'secret' },
     schema: {
       tags: TAGS,
       operationId: 'createWebhook',
@@ -83,7 +84,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'updateWebhook',
       summary: 'Change a webhook\'s URL, events, description or attempts; pause or resume it',
-      description: `New \`events\` are checked against the credential making the change, whose scopes then decide delivery. \`active: true\` resumes a paused webhook, or one a 410 disabled. ${ACCESS}`,
+      description: `New \`events\` are checked against the credential making the change. A new \`url\` or new \`events\` re-derive \`scopes\` from that credential (never keeping more than it holds); staff changing another account's webhook keep its scopes. \`active: true\` resumes a paused webhook, or one a 410 disabled. ${MANAGE}`,
       params: IdParams,
       body: WebhookPatch,
       response: { 200: WebhookRef, ...errorResponses(400, 401, 403, 404, 415, 422) },
@@ -92,7 +93,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
 
   app.delete('/webhooks/:id', {
     config: { auth: OWN },
-    schema: { tags: TAGS, operationId: 'deleteWebhook', summary: 'Delete a webhook, its pending deliveries and its log', description: ACCESS, params: IdParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(400, 401, 404) } },
+    schema: { tags: TAGS, operationId: 'deleteWebhook', summary: 'Delete a webhook, its pending deliveries and its log', description: MANAGE, params: IdParams, response: { 204: Type.Null({ description: 'Deleted.' }), ...errorResponses(400, 401, 403, 404) } },
   }, async (request, reply) => {
     await webhooks.delete(principalOf(request), request.params.id);
     return reply.code(204).send(null);
@@ -104,13 +105,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'listWebhookDeliveries',
       summary: 'The attempt log: every attempt to deliver an event to this webhook',
-      description: `Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: \`outcome\` and \`eventType\`. ${ACCESS}`,
+      description: `Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: \`outcome\` and \`eventType\`. ${MANAGE}`,
       params: IdParams,
       querystring: Type.Object(
         { outcome: Type.Optional(Type.Enum(['delivered', 'failed', 'dead_lettered'])), eventType: Type.Optional(Type.Enum([...EVENT_TYPES])), limit: Limit, cursor: Cursor },
         { additionalProperties: false },
       ),
-      response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookAttempt#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 404) },
+      response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookAttempt#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 403, 404) },
     },
   }, async (request) => {
     const { outcome, eventType, limit = 20, cursor } = request.query;
@@ -124,9 +125,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'testWebhook',
       summary: 'Send webhook.test now and answer with the attempt\'s outcome',
-      description: `One attempt, signed like every delivery, sent even to a paused webhook; it appears in the attempt log. A failed test is not retried (replay it). ${ACCESS}`,
+      description: `One attempt, signed like every delivery, sent even to a paused webhook; it appears in the attempt log. A failed test is not retried (replay it). ${MANAGE}`,
       params: IdParams,
-      response: { 200: TestResult, ...errorResponses(400, 401, 404) },
+      response: { 200: TestResult, ...errorResponses(400, 401, 403, 404) },
     },
   }, async (request) => webhooks.test(principalOf(request), request.params.id, changeContextOf(request)));
 
@@ -136,10 +137,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'replayWebhook',
       summary: 'Send this webhook\'s dead-lettered events again, or every event of a time range',
-      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${ACCESS}`,
+      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${MANAGE}`,
       params: IdParams,
       querystring: ReplayInput,
-      response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 404, 415, 422) },
+      response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 403, 404, 415, 422) },
     },
   }, async (request) => ({ requeued: await webhooks.replay(principalOf(request), request.params.id, request.query) }));
 
@@ -149,9 +150,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'rotateWebhookSecret',
       summary: 'Replace the signing secret; the old one keeps signing for 24 hours',
-      description: `Until \`previousSecretExpiresAt\` every delivery carries both signatures (X-Cheese-Signature: two comma-separated \`sha256=\` values; webhook-signature: two space-separated \`v1,\` values), so receivers can switch without losing a delivery. ${ACCESS}`,
+      description: `Until \`previousSecretExpiresAt\` every delivery carries both signatures (X-Cheese-Signature: two comma-separated \`sha256=\` values; webhook-signature: two space-separated \`v1,\` values), so receivers can switch without losing a delivery. ${MANAGE}`,
       params: IdParams,
-      response: { 200: Type.Object({ secret: Type.String(), previousSecretExpiresAt: Type.String({ format: 'date-time' }) }), ...errorResponses(400, 401, 404) },
+      response: { 200: Type.Object({ secret: Type.String(), previousSecretExpiresAt: Type.String({ format: 'date-time' }) }), ...errorResponses(400, 401, 403, 404) },
     },
   }, async (request, reply) => {
     const rotated = await webhooks.rotateSecret(principalOf(request), request.params.id);

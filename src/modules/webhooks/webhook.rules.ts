@@ -1,4 +1,4 @@
-import { hasScope, type Scope } from '../../kernel/scopes.js';
+import { coversScopes, hasScope, type Scope } from '../../kernel/scopes.js';
 import { EVENT_TYPES, type EventType } from '../outbox/outbox.module.js';
 
 /** `order.placed`, `order.*` or `*`. */
@@ -75,6 +75,28 @@ export function patternProblems(patterns: readonly string[], scopes: ReadonlySet
 export function deliveryScopes(granted: ReadonlySet<Scope>): Scope[] {
   if (granted.has('admin')) return ['admin'];
   return (['read:cheeses', 'read:orders', 'read:profile'] as const).filter((scope) => granted.has(scope));
+}
+
+/**
+ * Why a credential may not manage (change, rotate, replay, test, delete, read the log of) a
+ * webhook, or null when it may: it must cover every scope the webhook delivers under, so a
+ * weaker credential of the same account can never redirect, re-sign or replay what a stronger
+ * one subscribed to.
+ */
+export function managementRefusal(granted: ReadonlySet<Scope>, webhookScopes: readonly Scope[]): string | null {
+  if (coversScopes(granted, webhookScopes)) return null;
+  const missing = webhookScopes.filter((scope) => !hasScope(granted, scope));
+  return `This webhook delivers under ${missing.join(', ')}, which this credential lacks: manage it with a credential that holds ${webhookScopes.join(' ')}.`;
+}
+
+/**
+ * The scopes a webhook delivers under after its URL or events change: the changing
+ * credential's own (never what the webhook held before). Staff changing another account's
+ * webhook keep that webhook's scopes, which they cover: their `admin` would otherwise send
+ * every account's events to a customer's URL.
+ */
+export function rederivedScopes(granted: ReadonlySet<Scope>, ownWebhook: boolean, current: readonly Scope[]): Scope[] {
+  return ownWebhook ? deliveryScopes(granted) : [...current];
 }
 
 /** Attempts a delivery gets: the webhook's maximum, bounded by the configured schedule. */

@@ -6,12 +6,13 @@ import { nowIso } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
 import type { Principal } from '../../kernel/principal.js';
+import type { Scope } from '../../kernel/scopes.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { AddressGuard } from './address.guard.js';
 import type { AttemptView, DeliveryRepository } from './delivery.repository.js';
 import type { WebhookDispatcher } from './webhook.dispatcher.js';
 import type { WebhookRecord, WebhookRepository } from './webhook.repository.js';
-import { deliveryScopes, patternProblems } from './webhook.rules.js';
+import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes } from './webhook.rules.js';
 import { newWebhookSecret, type SecretBox } from './webhook.secrets.js';
 import type { AttemptOutcome } from './webhook.table.js';
 
@@ -57,7 +58,7 @@ export class WebhookService {
   constructor(private readonly options: WebhookServiceOptions) {}
 
   async create(principal: Principal, input: WebhookInput): Promise<{ webhook: WebhookRecord; secret: string }> {
-    this.#checkEvents(input.events, principal);
+    this.#checkEvents(input.events, principal.scopes);
     await this.#checkUrl(input.url);
     const secret = newWebhookSecret();
     const webhook = await this.options.webhooks.insertWithinLimit(
@@ -87,13 +88,18 @@ export class WebhookService {
   }
 
   async update(principal: Principal, id: number, patch: WebhookPatch): Promise<WebhookRecord> {
-    await this.#owned(principal, id);
-    if (patch.events !== undefined) this.#checkEvents(patch.events, principal);
+    const webhook = await this.#managed(principal, id);
+    const own = webhook.accountId === principal.accountId;
+    // Staff changing another account's webhook choose events within that webhook's scopes.
+    const chooser = own ? principal.scopes : new Set<Scope>(webhook.scopes);
+    if (patch.events !== undefined) this.#checkEvents(patch.events, chooser);
     if (patch.url !== undefined) await this.#checkUrl(patch.url);
+    const retargeted = patch.url !== undefined || patch.events !== undefined;
     const updated = await this.options.webhooks.update(id, {
       ...(patch.url !== undefined && { url: patch.url }),
-      // New events are checked against, and delivered under, the credential that chose them.
-      ...(patch.events !== undefined && { events: patch.events, scopes: deliveryScopes(principal.scopes) }),
+      ...(patch.events !== undefined && { events: patch.events }),
+      // A new URL or new events are delivered under the credential that chose them, never more.
+      ...(retargeted && { scopes: rederivedScopes(principal.scopes, own, webhook.scopes) }),
       ...(patch.description !== undefined && { description: patch.description }),
       ...(patch.maxAttempts !== undefined && { maxAttempts: patch.maxAttempts }),
       ...(patch.active !== undefined && { active: patch.active, disabledReason: null }),
@@ -103,12 +109,12 @@ export class WebhookService {
   }
 
   async delete(principal: Principal, id: number): Promise<void> {
-    await this.#owned(principal, id);
+    await this.#managed(principal, id);
     await this.options.webhooks.delete(id);
   }
 
   async attempts(principal: Principal, id: number, filter: { outcome?: AttemptOutcome; eventType?: string }, beforeId: number | null, limit: number): Promise<{ items: AttemptView[]; hasMore: boolean }> {
-    await this.#owned(principal, id);
+    await this.#managed(principal, id);
     const page = await this.options.deliveries.attempts(id, filter, beforeId, limit + 1);
     return { items: page.slice(0, limit), hasMore: page.length > limit };
   }
@@ -119,7 +125,7 @@ export class WebhookService {
    * at once (and can be replayed), never retried behind the caller's back.
    */
   async test(principal: Principal, id: number, ctx: ChangeContext): Promise<TestOutcome> {
-    const webhook = await this.#owned(principal, id);
+    const webhook = await this.#managed(principal, id);
     const lease = new Date(Date.now() + 2 * 60_000).toISOString();
     const claimed = await this.options.db.transaction().execute(async (trx) => {
       const event = await this.options.outbox.recordOne(
@@ -135,7 +141,7 @@ export class WebhookService {
   }
 
   async replay(principal: Principal, id: number, range: { from?: string | undefined; to?: string | undefined }): Promise<number> {
-    await this.#owned(principal, id);
+    await this.#managed(principal, id);
     // Stored times are UTC ISO strings, compared as text: any offset the client sent becomes UTC first.
     const from = range.from === undefined ? undefined : new Date(range.from).toISOString();
     const to = range.to === undefined ? undefined : new Date(range.to).toISOString();
@@ -146,7 +152,7 @@ export class WebhookService {
   }
 
   async rotateSecret(principal: Principal, id: number): Promise<{ secret: string; previousSecretExpiresAt: string }> {
-    await this.#owned(principal, id);
+    await this.#managed(principal, id);
     const secret = newWebhookSecret();
     const previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString();
     await this.options.webhooks.rotateSecret(id, this.options.secrets.seal(secret), previousSecretExpiresAt);
@@ -160,8 +166,16 @@ export class WebhookService {
     return webhook;
   }
 
-  #checkEvents(events: readonly string[], principal: Principal): void {
-    const problems = patternProblems(events, principal.scopes);
+  /** Owned (or staff), and the credential covers every scope the webhook delivers under (403 otherwise). */
+  async #managed(principal: Principal, id: number): Promise<WebhookRecord> {
+    const webhook = await this.#owned(principal, id);
+    const refusal = managementRefusal(principal.scopes, webhook.scopes);
+    if (refusal) throw new ForbiddenError(refusal);
+    return webhook;
+  }
+
+  #checkEvents(events: readonly string[], scopes: ReadonlySet<Scope>): void {
+    const problems = patternProblems(events, scopes);
     const unknown = problems.filter((p) => p.problem === 'unknown');
     if (unknown.length > 0) {
       throw new ValidationFailedError(
@@ -175,7 +189,7 @@ export class WebhookService {
     }
   }
 
-  /** http(s), no credentials or fragment; in production a host that resolves to a public address. */
+  /** http(s), no credentials or fragment; in production a host whose every address is public. */
   async #checkUrl(text: string): Promise<void> {
     let url: URL;
     try {
@@ -195,7 +209,8 @@ export class WebhookService {
     if (!this.options.resolveAtRegistration) return;
     const addresses = await dns.lookup(host, { all: true }).catch(() => []);
     if (addresses.length === 0) throw ValidationFailedError.field('url', `host ${host} could not be resolved`);
-    if (!addresses.some((entry) => this.options.guard.allows(entry.address))) throw refused;
+    // Any refused address refuses the URL: which one a connection gets is up to the resolver.
+    if (!addresses.every((entry) => this.options.guard.allows(entry.address))) throw refused;
   }
 }
 

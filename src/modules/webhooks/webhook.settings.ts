@@ -6,9 +6,10 @@ export interface WebhookSettings {
   timeoutMs: number;
   /** Attempts and finished deliveries are pruned after this many days. */
   retentionDays: number;
-  /** Attempts in flight at once on one instance, and towards one endpoint. */
+  /** Attempts in flight at once on one instance, towards one endpoint, and for one account (dispatch.rules.ts). */
   concurrency: number;
   endpointConcurrency: number;
+  accountConcurrency: number;
   /** The safety-net poll (commits wake the dispatcher at once). */
   pollMs: number;
 }
