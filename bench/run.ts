@@ -19,7 +19,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
-import { CursorCodec } from '../src/modules/catalogue/cursor.codec.js';
+import { CursorCodec } from '../src/kernel/pagination.js';
+import { encodeCheeseCursor } from '../src/modules/catalogue/cheese-read.service.js';
 import type { Fixture } from './bare-server.js';
 import { BenchError, cleanup, fail, freePort, get, LOADGEN_CPU, pinning, runCli, runState, SERVER_CPU, startChild, tasksetAvailable, waitForHealth, waitForLine } from './processes.js';
 import { boundBy, cpuPerRequest, fmt, load, measure, pct, SATURATED_CPU, table, type Measurement } from './measure.js';
@@ -163,11 +164,11 @@ async function main(): Promise<void> {
     const codec = new CursorCodec(appSecret);
     const binding = JSON.stringify(['name', 'asc', {}]);
     const positionAt = (offset: number) => reader.prepare('select sort_name as value, id from cheeses order by sort_name, id limit 1 offset ?').get(offset) as { value: string; id: number };
-    if (codec.encode(positionAt(LIST_LIMIT - 1), page.total, binding) !== page.nextCursor) {
+    if (encodeCheeseCursor(codec, positionAt(LIST_LIMIT - 1), page.total, binding) !== page.nextCursor) {
       throw new BenchError('could not reproduce the service’s own page-1 cursor; has the cursor binding in cheese-read.service.ts changed?');
     }
     const depth = Math.max(LIST_LIMIT, page.total - 2 * LIST_LIMIT);
-    const cursor = codec.encode(positionAt(depth - 1), page.total, binding);
+    const cursor = encodeCheeseCursor(codec, positionAt(depth - 1), page.total, binding);
     deepUrl = `/v2/cheeses?limit=${LIST_LIMIT}&cursor=${encodeURIComponent(cursor)}`;
     const expectedFirst = positionAt(depth).id;
     const deep = await get(`${base}${deepUrl}`, auth);

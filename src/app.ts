@@ -2,23 +2,15 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppConfig } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
-import { authPlugin, PrincipalResolver } from './http/auth.js';
+import { PrincipalResolver } from './http/auth.js';
 import { ErrorSchema } from './http/common.schema.js';
-import { registerConditionalGet } from './http/etag.js';
-import { registerCors } from './http/cors.js';
-import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/error-handler.js';
-import { trackRouteMethods } from './http/method-router.js';
+import { clientErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { requestIdFor } from './http/request-id.js';
 import { serializeRequest } from './http/log-redaction.js';
-import { readCachePlugin, ResponseCache } from './http/read-cache.js';
-import { registerValidation } from './http/validation.js';
-import { registerBodyParsers } from './http/body-parsers.js';
-import { registerNegotiation } from './http/negotiation.js';
-import { capConnectionsPerClient, refuseConnect, registerRequestGuards } from './http/request-guards.js';
+import { ResponseCache } from './http/read-cache.js';
+import { registerPipeline } from './http/pipeline.js';
 import { createModules, credentialResolversOf, type Modules } from './modules.js';
-import { registerRateLimits } from './modules/limits/limits.module.js';
-import { registerIdempotency } from './modules/idempotency/idempotency.module.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,32 +60,21 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.decorate('database', database);
   if (ownsDatabase) app.addHook('onClose', () => database.close());
 
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
-    done();
-  });
-  registerRequestGuards(app);
-  refuseConnect(app);
-  capConnectionsPerClient(app, config.maxConnectionsPerClient);
-  registerBodyParsers(app);
-  registerValidation(app);
-  registerNegotiation(app);
-  app.addSchema(ErrorSchema);
-  const allowedMethods = trackRouteMethods(app);
-  registerErrorHandling(app, allowedMethods);
-  registerConditionalGet(app);
-  // The docs page and same-origin pages need no CORS; these browser origins may call too.
-  await registerCors(app, { origins: [config.publicUrl, ...config.corsOrigins], allowedMethods });
-  await registerOpenApi(app, modules.webhooks.provides.openapi());
-  // Before the auth plugin: its hook then runs after authentication on every route (rate-limit.hooks.ts).
-  const rateLimits = registerRateLimits(app, { limiter: modules.limits.provides.limiter, planOf: (accountId) => modules.identity.provides.accounts.planOf(accountId) });
-  app.addHook('onClose', () => modules.limits.provides.close());
-  registerIdempotency(app, { keys: modules.idempotency.provides.keys, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.requestTimeoutMs });
-  await app.register(authPlugin, { resolver: new PrincipalResolver(credentialResolversOf(modules)), onRejected: rateLimits.rejected });
+  // Every request's path through the service, in order: src/http/pipeline.ts.
   const readCache = new ResponseCache(config.readCacheTtlMs, config.readCacheMaxBytes);
   app.decorate('readCache', readCache);
   modules.catalogue.provides.changes.onChange(() => readCache.invalidate());
-  await app.register(readCachePlugin, { cache: readCache });
+  await registerPipeline(app, {
+    auth: { resolver: new PrincipalResolver(credentialResolversOf(modules)) },
+    // The docs page and same-origin pages need no CORS; these browser origins may call too.
+    cors: { origins: [config.publicUrl, ...config.corsOrigins] },
+    readCache,
+    maxConnectionsPerClient: config.maxConnectionsPerClient,
+    moduleStages: Object.values(modules).flatMap((module) => module.stages ?? []),
+  });
+  app.addSchema(ErrorSchema);
+  await registerOpenApi(app, modules.webhooks.provides.openapi(), Object.values(modules).flatMap((module) => (module.documents ? [module.documents] : [])));
+  app.addHook('onClose', () => modules.limits.provides.close());
 
   await app.register(
     async (v2) => {
@@ -103,5 +84,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     { prefix: '/v2' },
   );
   for (const module of Object.values(modules)) if (module.rootRoutes) await app.register(module.rootRoutes);
+  // Shared rate limits from the first request, not per-instance ones while Redis connects.
+  await modules.limits.provides.ready();
   return app;
 }

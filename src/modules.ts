@@ -16,6 +16,7 @@ import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/we
 import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
 import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
+import { CursorCodec } from './kernel/pagination.js';
 
 /** In the order their routes are registered (and listed in the OpenAPI document). */
 export interface Modules {
@@ -37,7 +38,17 @@ export interface Modules {
  */
 export function createModules(config: AppConfig, database: Database, log: (message: string, details: Record<string, unknown>) => void = () => {}): Modules {
   const { db } = database;
-  const limits = createLimitsModule({ settings: config.rateLimits, environment: config.env, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix, warn: (message) => log(message, {}) });
+  // One codec signs every list's cursors; each list names its own kind, so none accepts another's.
+  const cursors = new CursorCodec(config.appSecret);
+  const limits = createLimitsModule({
+    settings: config.rateLimits,
+    environment: config.env,
+    redisUrl: config.redisUrl,
+    redisKeyPrefix: config.redisKeyPrefix,
+    warn: (message) => log(message, {}),
+    // Asked only once requests flow, when identity exists.
+    planOf: (accountId) => identity.provides.accounts.planOf(accountId),
+  });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
   const outbox = createOutboxModule({ environment: config.env, apiVersion: API_VERSION });
   const identity = createIdentityModule({
@@ -58,7 +69,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     db,
     outbox: outbox.provides.outbox,
     publicUrl: config.publicUrl,
-    appSecret: config.appSecret,
+    cursors,
     lowStockThresholdKg: config.lowStockThresholdKg,
     imageDir: path.join(config.dataDir, 'images'),
     imageConcurrency: config.imageConcurrency,
@@ -93,6 +104,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     stock: catalogue.provides.stock,
     cheeses: catalogue.provides.cheeses,
     delays: config.orderDelays,
+    cursors,
     accountIdOf: async (username) => (await identity.provides.accounts.findByUsername(username))?.id,
     tiers: customers.provides.customers,
     preferences: customers.provides.preferences,
@@ -105,11 +117,12 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     environment: config.env,
     outbox: outbox.provides.outbox,
     appSecret: config.appSecret,
+    cursors,
     settings: config.webhooks,
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
     log,
   });
-  return { limits, idempotency: createIdempotencyModule({ db }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks };
+  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.requestTimeoutMs }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks };
 }
 
 export function jobsOf(modules: Modules): Job[] {

@@ -1,6 +1,7 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authPlugin, PrincipalResolver } from '../src/http/auth.js';
+import { authStages, PrincipalResolver } from '../src/http/auth.js';
+import { use } from '../src/http/pipeline.js';
 import { registerErrorHandling } from '../src/http/error-handler.js';
 import type { CredentialKind, CredentialResolver, PresentedCredential, Principal } from '../src/kernel/principal.js';
 
@@ -27,7 +28,9 @@ function resolverFor(kind: CredentialKind, prefix: string): CredentialResolver {
 const app = Fastify();
 beforeAll(async () => {
   registerErrorHandling(app, () => []);
-  await app.register(authPlugin, { resolver: new PrincipalResolver([resolverFor('oauth_token', 'oat_'), resolverFor('login_token', 'ey')]) });
+  const auth = authStages({ resolver: new PrincipalResolver([resolverFor('oauth_token', 'oat_'), resolverFor('login_token', 'ey')]), refused: undefined });
+  app.decorateRequest('principal', null);
+  use(app, [{ name: 'authentication', phase: 'onRequest', routes: auth.applies, hook: auth.authenticate }]);
   app.get('/v2/login-only', { config: { auth: { schemes: ['bearer_auth'] } } }, async () => ({ ok: true }));
   app.get('/v2/any-bearer', { config: { auth: { schemes: ['oauth'] } } }, async () => ({ ok: true }));
   await app.ready();

@@ -85,7 +85,7 @@ describe('event payloads match docs/events.md', () => {
     const subscription = { quantity_kg: 0.5, shipping: { method: 'temperature_controlled', address }, dayOfMonth: 5 };
     expectStatus(await t.http.put('/v2/customer/payload.marie/subscription', { headers: marie, json: subscription }), 201);
     const { nextOrderAt } = expectStatus(await t.http.put('/v2/customer/payload.marie/subscription', { headers: marie, json: { ...subscription, quantity_kg: 1 } }), 200);
-    expect(await t.runJob('order-lifecycle', new Date(Date.parse(nextOrderAt) + 60_000))).toBeGreaterThanOrEqual(1);
+    expect(await t.runJob('subscription-orders', new Date(Date.parse(nextOrderAt) + 60_000))).toBeGreaterThanOrEqual(1);
     expectStatus(await t.http.delete('/v2/customer/payload.marie/subscription', { headers: marie }), 204);
 
     // Orders: below the low-stock threshold, delivered through the sandbox advance (Marie turns silver).

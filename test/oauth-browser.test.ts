@@ -63,7 +63,14 @@ describe.skipIf(!available)('OAuth in a browser', () => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
     });
     await page.goto(url.toString());
-    await expect(page.locator('body')).toBeDefined();
+    // The login page as served: its title and heading, the sign-in form visible, no error shown,
+    // and its stylesheet applied (the CSP allows 'self' only; body max-width 28rem is 448px).
+    expect(await page.title()).toBe('Sign in · Fromagerie');
+    expect(await page.locator('h1').innerText()).toBe('Sign in to Fromagerie');
+    expect(await page.locator('#username').isVisible()).toBe(true);
+    expect(await page.locator('#password').getAttribute('type')).toBe('password');
+    expect(await page.locator('[role=alert]').count()).toBe(0);
+    expect(await page.evaluate('getComputedStyle(document.body).maxWidth')).toBe('448px');
     expect(await page.locator('main').innerText()).toContain('Cheese Board SPA');
     await page.locator('#username').fill(username);
     await page.locator('#password').fill(password);

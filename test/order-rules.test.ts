@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { holdsStock, kilogramsToGrams, nextStep, orderTotals, transition, TRANSITIONS, triggerFor, type OrderTrigger } from '../src/modules/orders/order.rules.js';
+import { holdsStock, kilogramsToGrams, nextStep, orderTotals, transition, TRANSITIONS, triggerFor, triggersTo, type OrderTrigger } from '../src/modules/orders/order.rules.js';
 import { ORDER_STATUSES, type OrderStatus } from '../src/modules/orders/order.table.js';
 import { recommend } from '../src/modules/orders/recommendation.rules.js';
 
@@ -47,6 +47,22 @@ describe('the order state machine', () => {
     expect(triggerFor('approved')).toBe('capture');
     expect(triggerFor('placed')).toBeNull();
     expect(transition('shipped', 'cancel')).toEqual({ refused: expect.stringContaining('shipped') });
+  });
+
+  it('the way from placed to each status is the table\'s steps, each allowed in turn', () => {
+    expect(triggersTo('placed')).toEqual([]);
+    expect(triggersTo('approved')).toEqual(['capture']);
+    expect(triggersTo('delivered')).toEqual(['capture', 'ship', 'deliver']);
+    expect(triggersTo('cancelled')).toEqual(['cancel']);
+    for (const target of ORDER_STATUSES) {
+      let status: OrderStatus = 'placed';
+      for (const trigger of triggersTo(target)) {
+        const verdict = transition(status, trigger);
+        if (!('to' in verdict)) throw new Error(verdict.refused);
+        status = verdict.to;
+      }
+      expect(status).toBe(target);
+    }
   });
 });
 

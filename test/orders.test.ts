@@ -63,8 +63,10 @@ describe('placing an order', () => {
       [{ items: [{ cheeseId: a.slug, quantity_kg: 1 }], shipping: { method: 'standard', address: { ...address, country: 'XX' } } }, ['shipping.address.country']],
       [{ items: [{ cheeseId: a.slug, quantity_kg: 1 }, { cheeseId: a.id, quantity_kg: 2 }], shipping: { method: 'standard', address } }, ['items.1.cheeseId']],
       [{ items: [{ cheeseId: 'no-such-cheese', quantity_kg: 1 }], shipping: { method: 'standard', address } }, ['items.0.cheeseId']],
-      // Ids and slugs are looked up together: unknown ones of both kinds, and the country, in one 422.
-      [{ items: [{ cheeseId: a.id, quantity_kg: 1 }, { cheeseId: 987654, quantity_kg: 1 }, { cheeseId: 'no-such-cheese', quantity_kg: 1 }], shipping: { method: 'standard', address: { ...address, country: 'XX' } } }, ['shipping.address.country', 'items.1.cheeseId', 'items.2.cheeseId']],
+      // Ids and slugs are looked up together: unknown ones of both kinds in one 422. (The country is
+      // judged by the schema with the other fields, test/one-422.test.ts; the cheeses are looked up
+      // only in a body the schema accepts.)
+      [{ items: [{ cheeseId: a.id, quantity_kg: 1 }, { cheeseId: 987654, quantity_kg: 1 }, { cheeseId: 'no-such-cheese', quantity_kg: 1 }], shipping: { method: 'standard', address } }, ['items.1.cheeseId', 'items.2.cheeseId']],
       [{ items: [{ cheeseId: a.slug, quantity_kg: 1 }, { cheeseId: pending.slug, quantity_kg: 1 }], shipping: { method: 'standard', address } }, ['items.1.cheeseId']],
     ];
     for (const [json, fields] of cases) {

@@ -46,8 +46,8 @@ describe('the cheese-of-the-month subscription', () => {
     const { username, token } = await customer({ milkAllergies: ['cow'], favouriteMilks: ['sheep'] });
     const { nextOrderAt } = (await t.http.put(`/v2/customer/${username}/subscription`, { headers: token, json: subscription })).body;
     const due = new Date(Date.parse(nextOrderAt) + 60_000);
-    await t.runJob('order-lifecycle', due);
-    await t.runJob('order-lifecycle', due);
+    await t.runJob('subscription-orders', due);
+    await t.runJob('subscription-orders', due);
     const orders = (await t.http.get('/v2/orders', { headers: token })).body.items;
     expect(orders).toHaveLength(1);
     expect(orders[0]).toMatchObject({ status: 'placed', notes: expect.stringMatching(/^Cheese of the month: /), shipping: { method: 'temperature_controlled' }, items: [expect.objectContaining({ quantityKg: 0.5 })] });
@@ -62,7 +62,7 @@ describe('the cheese-of-the-month subscription', () => {
     const { username, token } = await customer({ milkAllergies: ['cow', 'goat', 'sheep', 'buffalo', 'mixed'] });
     const { nextOrderAt } = (await t.http.put(`/v2/customer/${username}/subscription`, { headers: token, json: subscription })).body;
     const due = new Date(Date.parse(nextOrderAt) + 60_000);
-    await t.runJob('order-lifecycle', due);
+    await t.runJob('subscription-orders', due);
     expect((await t.http.get('/v2/orders', { headers: token })).body.items).toEqual([]);
     const after = (await t.http.get(`/v2/customer/${username}/subscription`, { headers: token })).body;
     expect(after.lastProblem).toMatch(/suits/);

@@ -1,9 +1,6 @@
-import { PostgresAdapter, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import type { SelectQueryBuilder, Transaction } from 'kysely';
+import { isPostgres } from './dialect.js';
 import type { DB } from './schema.js';
-
-export function isPostgres(executor: Kysely<DB>): boolean {
-  return executor.getExecutor().adapter instanceof PostgresAdapter;
-}
 
 /**
  * Claims due work in one statement, `UPDATE … WHERE id IN (<due> FOR UPDATE SKIP LOCKED)

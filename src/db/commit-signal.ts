@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { sql, type Transaction } from 'kysely';
-import { isPostgres } from './claim.js';
+import { isPostgres } from './dialect.js';
 import type { DB } from './schema.js';
 
 /**

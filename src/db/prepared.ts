@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, InferResult, Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { DB } from './schema.js';
 
 /** Stands for one value (or one element of an array value) while the query is compiled. */
@@ -11,6 +12,9 @@ class Slot {
 
 type Values = Record<string, unknown>;
 
+/** Shapes kept per query and database: array lengths come from requests, so clients would choose how many. */
+const MAX_SHAPES = 256;
+
 /**
  * A query whose SQL depends only on the shape of its values (which keys, how long each array),
  * built and compiled by Kysely once per shape and database, then run with each call's values.
@@ -21,11 +25,11 @@ type Values = Record<string, unknown>;
  */
 export function prepared<V extends Values, Q extends Compilable<unknown>>(build: (db: Kysely<DB>, values: V) => Q): (executor: Kysely<DB>, values: V) => Promise<InferResult<Q>> {
   // Per adapter (one per database): SQLite and PostgreSQL compile the same query differently.
-  const compiled = new WeakMap<object, Map<string, CompiledQuery>>();
+  const compiled = new WeakMap<object, LRUCache<string, CompiledQuery>>();
   return async (executor, values) => {
     const adapter = executor.getExecutor().adapter;
     let shapes = compiled.get(adapter);
-    if (!shapes) compiled.set(adapter, (shapes = new Map<string, CompiledQuery>()));
+    if (!shapes) compiled.set(adapter, (shapes = new LRUCache<string, CompiledQuery>({ max: MAX_SHAPES })));
     // An undefined value leaves its column out of an insert or update, as with Kysely itself.
     const shape = Object.entries(values)
       .map(([key, value]) => (Array.isArray(value) ? `${key}[${value.length}]` : value === undefined ? `${key}?` : key))

@@ -1,5 +1,6 @@
 import type { Database as SqliteConnection, Statement } from 'better-sqlite3';
 import { SelectQueryNode, SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { CommitListeners } from './commit-signal.js';
 
 const MAX_STATEMENTS = 500;
@@ -65,7 +66,8 @@ class Lease implements DatabaseConnection {
  * that made an insert visible.
  */
 export class GroupCommitDriver implements Driver {
-  readonly #statements = new Map<string, Prepared>();
+  /** Least recently used dropped first: the hot statements stay prepared whatever else runs. */
+  readonly #statements = new LRUCache<string, Prepared>({ max: MAX_STATEMENTS });
   readonly #waiting: Array<() => void> = [];
   #busy = false;
   #group: Group | undefined;
@@ -156,7 +158,6 @@ export class GroupCommitDriver implements Driver {
     let prepared = this.#statements.get(sql);
     if (!prepared) {
       prepared = { statement: this.connection.prepare(sql), insertsInto: this.commits && /^insert into "([a-z_]+)"/.exec(sql)?.[1] };
-      if (this.#statements.size >= MAX_STATEMENTS) this.#statements.delete(this.#statements.keys().next().value!);
       this.#statements.set(sql, prepared);
     }
     return prepared;

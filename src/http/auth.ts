@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
 import { AppError, ForbiddenError, InvalidRequestError, UnauthorizedError } from '../kernel/errors.js';
 import type { ChangeContext } from '../kernel/change-context.js';
 import type { CredentialKind, CredentialResolver, PresentedCredential, Principal, Transport } from '../kernel/principal.js';
 import { hasScope, type Scope } from '../kernel/scopes.js';
+import type { RequestHook, RouteFilter } from '../kernel/request-stage.js';
 
 /** Interface §5.1 scheme names, as each route of the endpoint table lists them. */
 export type Scheme = 'api_key' | 'oauth' | 'bearer_auth';
@@ -27,11 +27,6 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
-
-function hasBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 /**
  * The credentials sent, the one that acts first: `Authorization` (the user's) before
@@ -91,96 +86,98 @@ export class PrincipalResolver {
   }
 }
 
+export interface AuthOptions {
+  resolver: PrincipalResolver;
+  /** Told of every request refused here or taken by no route (the module stages `refused`). */
+  refused: RequestHook | undefined;
+}
+
 /**
  * Every request's principal is resolved here and nowhere else; each route's `config.auth`
- * is enforced here, and the OpenAPI document reads the same declaration (openapi.ts).
- * `onRejected` (the rate limits) counts what is turned away here, and what no route takes:
- * it calls `done` with an error of its own (429) or none.
+ * is enforced here, and the OpenAPI document reads the same declaration (openapi.ts). Two
+ * pipeline stages (pipeline.ts): `authenticate` on every non-public route (a route without a
+ * declaration fails at start-up), and `identifyUnrouted` for requests no route takes.
  */
-export const authPlugin = fp<{ resolver: PrincipalResolver; onRejected?: ((request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void) | undefined }>(async (app: FastifyInstance, { resolver, onRejected }) => {
-  app.decorateRequest('principal', null);
+export function authStages({ resolver, refused }: AuthOptions): { applies: RouteFilter; authenticate: RequestHook; identifyUnrouted: RequestHook } {
+  const requirementOf = (request: FastifyRequest) => request.routeOptions.config.auth as AuthRequirement;
 
-  if (onRejected) {
-    // No route takes it (404, 405), and that is the answer whatever the credential; but the
-    // caller is identified, never refused, so that probing costs its account or its address.
-    app.addHook('onRequest', (request, reply, done) => {
-      if (!request.is404) return done();
-      const count = () => onRejected(request, reply, done);
-      let identified: Principal | Promise<Principal>;
+  // No route takes it (404, 405), and that is the answer whatever the credential; but the
+  // caller is identified, never refused, so that probing costs its account or its address.
+  const identifyUnrouted: RequestHook = (request, reply, next) => {
+    if (!request.is404 || !refused) return next();
+    const count = () => refused(request, reply, next);
+    let identified: Principal | Promise<Principal>;
+    try {
+      const first = presentedCredentials(request)[0];
+      if (!first) return count();
+      identified = resolver.resolve(first);
+    } catch {
+      return count();
+    }
+    if (!(identified instanceof Promise)) {
+      request.principal = identified;
+      return count();
+    }
+    identified.then((principal) => {
+      request.principal = principal;
+    }, () => undefined).then(count);
+  };
+
+  const admit = (request: FastifyRequest, presented: PresentedCredential[], principals: Principal[]) => {
+    const auth = requirementOf(request);
+    const principal = principals[0]!;
+    // Set before the checks: a valid credential of the wrong kind is refused, and counted against its account.
+    request.principal = principal;
+    if (!presented.some((credential, i) => admits(auth.schemes, principals[i]!.credential.kind, credential.transport))) {
+      throw new UnauthorizedError(`This operation does not take that kind of credential; send ${describeSchemes(auth.schemes)}.`);
+    }
+    if (auth.scope && !hasScope(principal.scopes, auth.scope)) {
+      throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
+    }
+  };
+  const authorize = (request: FastifyRequest): void | Promise<void> => {
+    const presented = presentedCredentials(request);
+    if (presented.length === 0) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(requirementOf(request).schemes)}.`);
+    // Every credential sent must be valid, so a client learns that one of them was revoked.
+    const resolved = presented.map((credential) => {
       try {
-        const first = presentedCredentials(request)[0];
-        if (!first) return count();
-        identified = resolver.resolve(first);
-      } catch {
-        return count();
+        return resolver.resolve(credential);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      if (!(identified instanceof Promise)) {
-        request.principal = identified;
-        return count();
-      }
-      identified.then((principal) => {
-        request.principal = principal;
-      }, () => undefined).then(count);
     });
-  }
+    if (resolved.some((r) => r instanceof Promise)) return Promise.all(resolved).then((principals) => admit(request, presented, principals));
+    admit(request, presented, resolved as Principal[]);
+  };
 
-  app.addHook('onRoute', (route) => {
+  // onRequest: a caller is turned away before its body is read or validated (401 before 422,
+  // and no anonymous 10 MB upload is ever parsed). Synchronous when every credential is cached.
+  const authenticate: RequestHook = (request, reply, next) => {
+    const refuse = (error: unknown) => {
+      // A refusal counts (rate limits): against the account once the credential is known (a
+      // 403 probes as much as a 200), its address before (guessing keys). Not our own
+      // failures (5xx): a client is not charged for an outage.
+      if (refused && error instanceof AppError && error.status < 500) refused(request, reply, (limited) => next(limited ?? error));
+      else next(error as Error);
+    };
+    let outcome: void | Promise<void>;
+    try {
+      outcome = authorize(request);
+    } catch (error) {
+      refuse(error);
+      return;
+    }
+    if (outcome instanceof Promise) outcome.then(() => next(), refuse);
+    else next();
+  };
+
+  const applies: RouteFilter = (route) => {
     const auth = route.config?.auth;
     if (auth === undefined && route.url.startsWith('/v2')) throw new Error(`route ${route.method} ${route.url} must declare config.auth`);
-    if (auth === undefined || auth === 'public') return;
-    // Callback style, and synchronous when every credential is cached: it runs on every request.
-    const authenticate = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      const refuse = (error: unknown) => {
-        // Refused before its body was read: close the connection rather than leave that body
-        // unread on a keep-alive socket (RFC 9112 §9.6).
-        if (hasBody(request)) reply.header('connection', 'close');
-        // A refusal counts (rate limits): against the account once the credential is known (a
-        // 403 probes as much as a 200), its address before (guessing keys). Not our own
-        // failures (5xx): a client is not charged for an outage.
-        if (onRejected && error instanceof AppError && error.status < 500) onRejected(request, reply, (limited) => done(limited ?? error));
-        else done(error as Error);
-      };
-      let outcome: void | Promise<void>;
-      try {
-        outcome = authorize(request);
-      } catch (error) {
-        refuse(error);
-        return;
-      }
-      if (outcome instanceof Promise) outcome.then(() => done(), refuse);
-      else done();
-    };
-    const admit = (request: FastifyRequest, presented: PresentedCredential[], principals: Principal[]) => {
-      const principal = principals[0]!;
-      // Set before the checks: a valid credential of the wrong kind is refused, and counted against its account.
-      request.principal = principal;
-      if (!presented.some((credential, i) => admits(auth.schemes, principals[i]!.credential.kind, credential.transport))) {
-        throw new UnauthorizedError(`This operation does not take that kind of credential; send ${describeSchemes(auth.schemes)}.`);
-      }
-      if (auth.scope && !hasScope(principal.scopes, auth.scope)) {
-        throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
-      }
-    };
-    const authorize = (request: FastifyRequest): void | Promise<void> => {
-      const presented = presentedCredentials(request);
-      if (presented.length === 0) throw new UnauthorizedError(`Authentication required: send ${describeSchemes(auth.schemes)}.`);
-      // Every credential sent must be valid, so a client learns that one of them was revoked.
-      const resolved = presented.map((credential) => {
-        try {
-          return resolver.resolve(credential);
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      });
-      if (resolved.some((r) => r instanceof Promise)) return Promise.all(resolved).then((principals) => admit(request, presented, principals));
-      admit(request, presented, resolved as Principal[]);
-    };
-    // onRequest: a caller is turned away before its body is read or validated (401 before 422,
-    // and no anonymous 10 MB upload is ever parsed).
-    const existing = route.onRequest;
-    route.onRequest = (existing === undefined ? [authenticate] : [authenticate, ...(Array.isArray(existing) ? existing : [existing])]) as typeof route.onRequest;
-  });
-});
+    return auth !== undefined && auth !== 'public';
+  };
+  return { applies, authenticate, identifyUnrouted };
+}
 
 /** The principal of an authenticated route; only routes declared non-public may call this. */
 export function principalOf(request: FastifyRequest): Principal {
@@ -188,9 +185,13 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Who is asking, under which request id: what a service needs to make a change on the caller's behalf. */
-export function changeContextOf(request: FastifyRequest): ChangeContext {
-  return { requestId: request.id, principal: request.principal, ...(request.noteCreated && { created: request.noteCreated }) };
+/**
+ * Who is asking, under which request id: what a service needs to make a change on the caller's
+ * behalf. `pathOf`: a creating route's Location for the id its service reports (ChangeContext.created).
+ */
+export function changeContextOf(request: FastifyRequest, pathOf?: (id: string | number) => string): ChangeContext {
+  const note = request.noteCreated;
+  return { requestId: request.id, principal: request.principal, ...(note && pathOf && { created: (trx, id, owner) => note(trx, pathOf(id), owner) }) };
 }
 
 /**

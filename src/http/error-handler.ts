@@ -1,6 +1,6 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { VISIBLE_TEXT_MESSAGE, VISIBLE_TEXT_PATTERN } from '../kernel/text.js';
-import { undecodableUrl } from './request-guards.js';
+import { rawAnswer, undecodableUrl } from './request-guards.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -121,15 +121,10 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'The request did not arrive in time.']
         : [400, 'The request is not valid HTTP/1.1.'];
-  const body = JSON.stringify({ code: status, type: 'invalid_request', message });
   // Never after (or inside) an answer already on its way: that would corrupt it (a body
   // stalled after an early 401 times out too). Node's own handler checks the same.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
+  if (!inFlight?.headersSent) rawAnswer(socket, status, message);
   socket.destroy(error);
 }
 

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SendHook } from '../kernel/request-stage.js';
 import { PreconditionFailedError } from '../kernel/errors.js';
 
 declare module 'fastify' {
@@ -76,12 +77,10 @@ export function writePrecondition(request: FastifyRequest, reply: FastifyReply, 
 
 /**
  * ETag and If-None-Match (2.3.1) for every successful GET whose body is already serialised,
- * and the ETag of the resource a write answers with (`config.writesResource`).
+ * and the ETag of the resource a write answers with (`config.writesResource`). A pipeline
+ * stage (pipeline.ts).
  */
-export function registerConditionalGet(app: FastifyInstance): void {
-  // Callback style: it runs on every response, and its work is synchronous.
-  app.addHook('onSend', (request, reply, payload, done) => done(null, withEtag(request, reply, payload)));
-}
+export const conditionalGet: SendHook = (request, reply, payload, next) => next(null, withEtag(request, reply, payload));
 
 function withEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;

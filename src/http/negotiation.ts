@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { RequestHook } from '../kernel/request-stage.js';
 import Negotiator from 'negotiator';
 import { NotAcceptableError } from '../kernel/errors.js';
 
@@ -24,20 +25,18 @@ function answersWithBody(request: FastifyRequest): boolean {
  * Proactive negotiation (RFC 9110 §12.5.1) with `negotiator`: q-values count (`text/csv;q=0`
  * refuses CSV), and an Accept that allows none of the operation's representations is a 406,
  * answered in the JSON Error shape all the same. Runs after authentication, before any work.
+ * A pipeline stage (pipeline.ts); `request.representation` is JSON until it runs.
  */
-export function registerNegotiation(app: FastifyInstance): void {
-  app.decorateRequest('representation', 'application/json');
-  app.addHook('preValidation', (request, _reply, done) => {
-    if (!request.routeOptions.url?.startsWith('/v2')) return done();
-    const offered = request.routeOptions.config?.produces ?? JSON_ONLY;
-    // No Accept, or an empty one, accepts anything (RFC 9110 §12.5.1).
-    if (request.headers.accept === undefined || request.headers.accept.trim() === '') {
-      request.representation = offered[0]!;
-      return done();
-    }
-    const chosen = new Negotiator(request).mediaType([...offered]);
-    if (chosen) request.representation = chosen;
-    else if (answersWithBody(request)) return done(new NotAcceptableError(`This operation answers with ${offered.join(' or ')}; your Accept header allows none of them.`));
-    done();
-  });
-}
+export const negotiation: RequestHook = (request, _reply, next) => {
+  if (!request.routeOptions.url?.startsWith('/v2')) return next();
+  const offered = request.routeOptions.config?.produces ?? JSON_ONLY;
+  // No Accept, or an empty one, accepts anything (RFC 9110 §12.5.1).
+  if (request.headers.accept === undefined || request.headers.accept.trim() === '') {
+    request.representation = offered[0]!;
+    return next();
+  }
+  const chosen = new Negotiator(request).mediaType([...offered]);
+  if (chosen) request.representation = chosen;
+  else if (answersWithBody(request)) return next(new NotAcceptableError(`This operation answers with ${offered.join(' or ')}; your Accept header allows none of them.`));
+  next();
+};

@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { securityFor } from './auth.js';
 import { API_VERSION } from '../version.js';
 import { SCOPE_DESCRIPTIONS } from '../kernel/scopes.js';
+import type { DocumentedRoute, OperationDocumenter } from '../kernel/module.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -62,8 +63,11 @@ const BODY_ERRORS: Record<string, { description: string }> = {
   415: { description: 'The body is not in a media type this operation takes, declares a charset other than UTF-8, or comes in a content or transfer coding (send it uncompressed: `Accept-Encoding: identity`).' },
 };
 
-/** `webhooks`: the OpenAPI 3.1 section describing the requests we send to receivers. */
-export async function registerOpenApi(app: FastifyInstance, webhooks: Record<string, unknown>): Promise<void> {
+/**
+ * `webhooks`: the OpenAPI 3.1 section describing the requests we send to receivers;
+ * `documenters`: what modules add to the operations they concern (FeatureModule.documents).
+ */
+export async function registerOpenApi(app: FastifyInstance, webhooks: Record<string, unknown>, documenters: OperationDocumenter[] = []): Promise<void> {
   await app.register(swagger, {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
@@ -120,33 +124,7 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
       if (!transformed.querystring && transformed.response) {
         transformed.response = { 400: { ...errorRef, description: 'Takes no query parameters: any is refused.' }, ...(transformed.response as Record<string, unknown>) };
       }
-      if (route.config?.idempotent) {
-        const headers = (transformed.headers as { properties?: Record<string, unknown> } | undefined) ?? {};
-        transformed.headers = {
-          type: 'object',
-          ...headers,
-          properties: {
-            ...headers.properties,
-            'Idempotency-Key': {
-              type: 'string',
-              minLength: 1,
-              maxLength: 255,
-              description:
-                'Makes a retry safe: the same key and request (JSON key order does not matter) within 24 hours replays the first answer (with `Idempotent-Replayed: true`) and creates nothing; the same key with another request is 422; while the first is still running, 409. ' +
-                'Keys belong to the account, and a first answer is replayed only to the credential that made the request (another credential of the account: 409, with `Location` when something was created); a replay is authenticated and authorized like a new request.' +
-                (route.config.idempotent === 'secret' ? ' The successful answer holds a secret shown once and never stored: its retry is a 409 whose `Location` names what was created (revoke it, or use it if you kept the secret).' : ''),
-            },
-          },
-        };
-        const responses = { ...(transformed.response as Record<string, unknown>) };
-        responses[409] ??= { ...errorRef, description: 'A request with this Idempotency-Key is still being processed, or was made by another credential.' };
-        responses[422] ??= { ...errorRef, description: 'Invalid, or the Idempotency-Key was used with another request.' };
-        transformed.response = responses;
-      }
-      // Rate limits apply to every operation but health and the documentation (decisions.md §7).
-      if (transformed.response && !/^\/v2\/(health|openapi\.json)$/.test(url)) {
-        transformed.response = { ...(transformed.response as Record<string, unknown>), 429: { ...errorRef, description: 'Over a rate limit: `Retry-After` says in how many seconds to retry; `RateLimit-Policy` and `RateLimit` (on every response) say which limit and what is left.' } };
-      }
+      for (const document of documenters) document(route as DocumentedRoute, transformed);
       if (transformed.body && transformed.response) {
         const responses = { ...(transformed.response as Record<string, unknown>) };
         for (const [status, { description }] of Object.entries(BODY_ERRORS)) responses[status] ??= { ...errorRef, description };

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestHook, RouteFilter, SendHook } from '../kernel/request-stage.js';
+import { LRUCache } from 'lru-cache';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -30,15 +31,23 @@ interface Entry {
  * stale another instance's writes can leave it. Authentication still runs on every request.
  */
 export class ResponseCache {
-  /** Map order is recency order: a hit moves its entry to the end, eviction takes the front. */
-  readonly #entries = new Map<string, Entry>();
+  /** Least recently used evicted first; an expired entry goes when next looked up (no timers). */
+  readonly #entries: LRUCache<string, Entry>;
   #version = 0;
-  #bytes = 0;
 
   constructor(
     readonly ttlMs: number,
     readonly maxBytes: number,
-  ) {}
+  ) {
+    this.#entries = new LRUCache<string, Entry>({
+      // lru-cache refuses a zero bound; a disabled cache (no hooks then) keeps nothing anyway.
+      maxSize: Math.max(1, Math.floor(maxBytes)),
+      sizeCalculation: (entry) => entry.bytes,
+      ttl: ttlMs > 0 ? Math.ceil(ttlMs) : undefined,
+      // Its default caches the clock for 1 ms behind a setTimeout: a timer per busy millisecond.
+      ttlResolution: 0,
+    });
+  }
 
   get version(): number {
     return this.#version;
@@ -46,25 +55,17 @@ export class ResponseCache {
 
   /** Bytes held now (payloads, headers, keys and a per-entry allowance); never above maxBytes. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries.calculatedSize;
   }
 
   invalidate(): void {
     this.#version++;
     this.#entries.clear();
-    this.#bytes = 0;
   }
 
-  get(key: string, now: number): Omit<Entry, 'bytes'> | undefined {
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    this.#entries.delete(key);
-    if (now - entry.storedAt >= this.ttlMs) {
-      this.#bytes -= entry.bytes;
-      return undefined;
-    }
-    this.#entries.set(key, entry);
-    return entry;
+  /** `_now` is not needed: lru-cache times expiry on its own monotonic clock. */
+  get(key: string, _now?: number): Omit<Entry, 'bytes'> | undefined {
+    return this.#entries.get(key);
   }
 
   set(key: string, value: Omit<Entry, 'bytes'>): void {
@@ -72,41 +73,31 @@ export class ResponseCache {
     // Strings are UTF-16 in memory: two bytes a character; the payload is bytes.
     const bytes = 2 * (key.length + headerBytes) + value.payload.length + ENTRY_OVERHEAD_BYTES;
     if (bytes > this.maxBytes / 8) return; // one entry never takes more than an eighth of the budget
-    const previous = this.#entries.get(key);
-    if (previous) {
-      this.#entries.delete(key);
-      this.#bytes -= previous.bytes;
-    }
-    while (this.#bytes + bytes > this.maxBytes) {
-      const [oldestKey, oldest] = this.#entries.entries().next().value!;
-      this.#entries.delete(oldestKey);
-      this.#bytes -= oldest.bytes;
-    }
     this.#entries.set(key, { ...value, bytes });
-    this.#bytes += bytes;
   }
 }
 
 const keyOf = (request: FastifyRequest) => `${request.url}\n${request.headers.accept ?? ''}`;
 
-export const readCachePlugin = fp<{ cache: ResponseCache }>(async (app: FastifyInstance, { cache }) => {
-  if (cache.ttlMs <= 0 || cache.maxBytes <= 0) return;
-
-  // A preHandler: authentication (an onRequest hook) has already passed, so a hit is never served
-  // unauthenticated. Callback style, as the other per-request hooks: a hit answers without `done`
-  // (an async hook returning the reply makes Fastify wait on it, a listener per request).
-  const lookup = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.method !== 'GET') return done();
+/**
+ * The read cache's two stages (pipeline.ts) for the routes that declare `config.readCache`:
+ * a hit is answered before the handler; a fresh 200 is kept as it is sent. Undefined when
+ * the cache is off.
+ */
+export function readCacheStages(cache: ResponseCache): { applies: RouteFilter; lookup: RequestHook; store: SendHook } | undefined {
+  if (cache.ttlMs <= 0 || cache.maxBytes <= 0) return undefined;
+  // A preHandler: authentication (onRequest) has already passed, so a hit is never served
+  // unauthenticated. A hit answers without `next`.
+  const lookup: RequestHook = (request, reply, next) => {
+    if (request.method !== 'GET') return next();
     const entry = cache.get(keyOf(request), Date.now());
     if (!entry) {
       request.readCache = { hit: false, version: cache.version };
-      return done();
+      return next();
     }
     request.readCache = { hit: true, version: cache.version };
     reply.headers(entry.headers).send(entry.payload);
   };
-
-  const store = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void) => done(null, kept(request, reply, payload));
   const kept = (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const state = request.readCache;
     // A write that committed while this request was reading makes its answer unsafe to keep.
@@ -119,11 +110,5 @@ export const readCachePlugin = fp<{ cache: ResponseCache }>(async (app: FastifyI
     cache.set(keyOf(request), { payload: Buffer.from(payload, 'utf8'), headers, storedAt: Date.now() });
     return payload;
   };
-
-  app.addHook('onRoute', (route) => {
-    if (!route.config?.readCache) return;
-    const toArray = <T>(hook: T | T[] | undefined): T[] => (hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]);
-    route.preHandler = [...toArray(route.preHandler), lookup] as typeof route.preHandler;
-    route.onSend = [...toArray(route.onSend), store] as typeof route.onSend;
-  });
-});
+  return { applies: (route) => Boolean(route.config?.readCache), lookup, store: (request, reply, payload, next) => next(null, kept(request, reply, payload)) };
+}

@@ -1,55 +1,95 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RequestHook, SendHook } from '../kernel/request-stage.js';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
 
 /**
  * What every request must satisfy before routing decides anything: one valid Host (required
  * from HTTP/1.1), a URL whose percent-escapes decode to UTF-8, and a body in no content coding
  * and no transfer coding but chunked. Node answers the first with an empty 400 unless told not
- * to (`requireHostHeader: false` in app.ts). And a body is never read, nor asked for, when the
- * answer does not need it (`bodyBounds`).
+ * to (`requireHostHeader: false` in app.ts). A pipeline stage (pipeline.ts).
  */
-export function registerRequestGuards(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    if (refusedSockets.has(request.raw.socket)) {
-      // Over the per-client cap: answered 503 when it opened and closing. The request is never
-      // run, and not answered again (nor logged as an error: refusing is the cap working).
-      reply.hijack();
-      return;
-    }
-    try {
-      guard(request);
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
-  });
-  bodyBounds(app);
+export const requestGuards: RequestHook = (request, reply, next) => {
+  if (refusedSockets.has(request.raw.socket)) {
+    // Over the per-client cap: answered 503 when it opened and closing. The request is never
+    // run, and not answered again (nor logged as an error: refusing is the cap working).
+    reply.hijack();
+    return;
+  }
+  try {
+    guard(request);
+    next();
+  } catch (error) {
+    next(error as Error);
+  }
+};
+
+/**
+ * A declared Content-Length over the operation's body limit (Fastify's `bodyLimit`, which the
+ * image upload raises for its own) is a 413 before a byte of the body is read, after
+ * authentication (401 first), whatever parses the body: JSON, multipart, or nothing (GET).
+ */
+export function bodyBounds(request: FastifyRequest, reply: FastifyReply, payload: unknown, next: (error: Error | null, payload?: unknown) => void): void {
+  const length = Number(request.headers['content-length'] ?? 0);
+  const limit = request.routeOptions.bodyLimit;
+  if (typeof limit === 'number' && length > limit) {
+    next(new PayloadTooLargeError(`The request body is too large: Content-Length ${length} is over this operation's limit of ${limit} bytes.`));
+    return;
+  }
+  next(null, payload);
 }
 
 /**
- * - A declared Content-Length over the operation's body limit (Fastify's `bodyLimit`, which
- *   the image upload raises for its own) is a 413 before a byte of the body is read, after
- *   authentication (401 first), whatever parses the body: JSON, multipart, or nothing (GET).
- * - `Expect: 100-continue` is answered only when the body is first read: an answer given
- *   without it (401, 413, 415, 503 …) arrives before the client sends the body. Node would
- *   send 100 Continue as soon as the headers arrive.
- * - An answer sent before the request's body has fully arrived closes the connection (RFC 9112
- *   §9.6): the rest is never read or drained, and a stalled body cannot hold the socket until
- *   the request timeout.
+ * An answer sent before the request's body has fully arrived (a refusal: 400, 401, 413, 503 …)
+ * closes the connection (RFC 9112 §9.6): its body is not awaited on a keep-alive socket. But
+ * it closes gracefully, so that a client still sending reads the answer instead of a reset
+ * (EPIPE, no status): the answer goes out and our side half-closes, what the client still
+ * sends is read and dropped (no memory kept) up to the operation's body limit, and the
+ * socket goes when the client closes, after that many bytes, or after `LINGER_MS`.
  */
-function bodyBounds(app: FastifyInstance): void {
-  app.addHook('preParsing', (request, reply, payload, done) => {
-    const length = Number(request.headers['content-length'] ?? 0);
-    const limit = request.routeOptions.bodyLimit;
-    if (typeof limit === 'number' && length > limit) {
-      reply.header('connection', 'close');
-      done(new PayloadTooLargeError(`The request body is too large: Content-Length ${length} is over this operation's limit of ${limit} bytes.`));
-      return;
-    }
-    done(null, payload);
-  });
+export const unreadBody: SendHook = (request, reply, payload, next) => {
+  if (!request.raw.complete && declaresBody(request)) {
+    reply.header('connection', 'close');
+    lingerOnClose(request.raw, request.routeOptions.bodyLimit ?? DEFAULT_DRAIN_BYTES);
+  }
+  next(null, payload);
+};
+
+/** How long a refused request's socket keeps reading before it is cut. */
+const LINGER_MS = 1000;
+const DEFAULT_DRAIN_BYTES = 1024 * 1024;
+
+/**
+ * Node ends a `Connection: close` answer with `socket.destroySoon()`, which destroys the socket
+ * once the answer is flushed: bytes the client sends after that meet a reset, and a reset can
+ * discard the answer before the client reads it. This socket half-closes instead, and the
+ * request's body goes on being read (by Node's parser) and dropped.
+ */
+function lingerOnClose(request: IncomingMessage, maxBytes: number): void {
+  const socket = request.socket;
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    if (this.destroyed) return;
+    const cut = () => this.destroy();
+    let dropped = 0;
+    request.on('data', (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > maxBytes) cut();
+    });
+    this.once('end', cut);
+    setTimeout(cut, LINGER_MS).unref();
+    this.end();
+    request.resume();
+  };
+}
+
+/**
+ * Connection-level guards, before there is a request: `Expect: 100-continue` is answered only
+ * when the body is first read, so an answer given without it (401, 413, 415, 503 …) arrives
+ * before the client sends the body (Node would send 100 Continue as soon as the headers
+ * arrive); and CONNECT is refused.
+ */
+export function connectionGuards(app: FastifyInstance): void {
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     const stream = request as IncomingMessage & { _read(size: number): void };
     const read = stream._read;
@@ -60,9 +100,10 @@ function bodyBounds(app: FastifyInstance): void {
     };
     app.server.emit('request', request, response);
   });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete && declaresBody(request)) reply.header('connection', 'close');
-    done(null, payload);
+  // Node drops a CONNECT silently when nobody listens: this is not a proxy, so say so.
+  app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    rawAnswer(socket, 405, 'CONNECT is not supported: this is an API server, not a proxy.', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' });
+    socket.destroySoon();
   });
 }
 
@@ -136,20 +177,18 @@ function assertDecodableUrl(request: FastifyRequest): void {
   }
 }
 
-function rawError(socket: Socket, status: number, message: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify({ code: status, type: status === 405 ? 'method_not_allowed' : status === 503 ? 'service_unavailable' : 'invalid_request', message });
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  if (socket.writable) {
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
-    );
-  }
-  socket.destroySoon();
-}
+const ERROR_TYPES: Record<number, string> = { 405: 'method_not_allowed', 503: 'service_unavailable' };
 
-/** Node drops a CONNECT silently when nobody listens: this is not a proxy, so say so. */
-export function refuseConnect(app: FastifyInstance): void {
-  app.server.on('connect', (_request: IncomingMessage, socket: Socket) => rawError(socket, 405, 'CONNECT is not supported: this is an API server, not a proxy.', { allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' }));
+/**
+ * An answer in the Error shape written straight to a socket, where there is no request for
+ * Fastify to answer (a CONNECT, a connection over the cap, bytes that are not HTTP), always
+ * closing. The one place such raw answers are made.
+ */
+export function rawAnswer(socket: Socket, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (!socket.writable) return;
+  const body = JSON.stringify({ code: status, type: ERROR_TYPES[status] ?? 'invalid_request', message });
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
 }
 
 /** Sockets answered 503 by the per-client cap; whatever request they still carry is never run. */
@@ -191,8 +230,7 @@ export function capConnectionsPerClient(app: FastifyInstance, limit: number): vo
     const count = (open.get(client) ?? 0) + 1;
     if (count > limit) {
       refusedSockets.add(socket);
-      const body = JSON.stringify({ code: 503, type: 'service_unavailable', message: `Too many open connections from your address (at most ${limit}); reuse or close some.` });
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`);
+      rawAnswer(socket, 503, `Too many open connections from your address (at most ${limit}); reuse or close some.`, { 'retry-after': '1' });
       // Half-closed, not destroyed: what the client already sent is read (and refused), so the
       // 503 is not lost to a TCP reset; a client that never closes is cut after a moment.
       setTimeout(() => socket.destroy(), REFUSED_LINGER_MS).unref();

@@ -1,33 +1,66 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { ErrorSchema, ID_OR_SLUG_PATTERN } from './common.schema.js';
+import { COUNTRY_CODE_FORMAT, COUNTRY_CODE_MESSAGE, isCountryCodeText } from '../kernel/countries.js';
 import { InvalidRequestError, ValidationFailedError } from '../kernel/errors.js';
+import type { RequestHook } from '../kernel/request-stage.js';
 
 const base: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false };
+/** Raw Ajv errors kept for one 422: a 1 MB body of unknown fields must not answer megabytes. */
+const MAX_BODY_ERRORS = 500;
+
+/**
+ * A body is judged whole (`allErrors`): one 422 names every field the schema refuses, a
+ * quantity of 0 with an unknown country, at most MAX_BODY_ERRORS of them. An unknown country
+ * says so, rather than `must match format "country-code"`.
+ */
+function everyProblem(validate: ValidateFunction): { (data: unknown): boolean; errors?: ErrorObject[] | null } {
+  const checked = (data: unknown): boolean => {
+    const valid = validate(data);
+    checked.errors = valid
+      ? null
+      : (validate.errors ?? []).slice(0, MAX_BODY_ERRORS).map((e) => (e.keyword === 'format' && e.params.format === COUNTRY_CODE_FORMAT ? { ...e, message: COUNTRY_CODE_MESSAGE } : e));
+    return valid;
+  };
+  checked.errors = null as ErrorObject[] | null;
+  return checked;
+}
 
 /**
  * Bodies are validated as sent (no coercion: `"5"` is not a number); path, query and
  * headers arrive as text and are coerced. TypeBox schemas stay the single source.
  */
 export function registerValidation(app: FastifyInstance): void {
-  const bodyAjv = addFormats.default(new Ajv({ ...base, coerceTypes: false }));
+  // multipleOf within 1e-10 of a whole multiple: 0.35 / 0.05 is 6.999999999999999 in floating point.
+  const bodyAjv = addFormats.default(new Ajv({ ...base, allErrors: true, multipleOfPrecision: 10, coerceTypes: false }));
   const paramAjv = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
-  for (const ajv of [bodyAjv, paramAjv]) ajv.addSchema(ErrorSchema);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema));
-  // One hook for the four checks: every hook on every request costs a promise and a dispatch.
-  app.addHook('preValidation', (request, _reply, done) => {
-    try {
-      rejectUnstorableText(request);
-      rejectNonCanonicalNumbers(request);
-      rejectUnknownQueryParameters(request);
-      rejectRepeatedSingleValues(request);
-      done();
-    } catch (error) {
-      done(error as Error);
-    }
+  for (const ajv of [bodyAjv, paramAjv]) ajv.addSchema(ErrorSchema).addFormat(COUNTRY_CODE_FORMAT, { type: 'string', validate: isCountryCodeText });
+  const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => (httpPart === 'body' ? everyProblem(bodyAjv.compile(schema as object)) : paramAjv.compile(schema as object));
+  app.setValidatorCompiler(compile);
+  // Fastify gives a plugin that calls addSchema its default Ajv back (coercing bodies, dropping
+  // unknown fields, no country-code format): every route is compiled with these instead.
+  app.addHook('onRoute', (route) => {
+    route.validatorCompiler ??= compile;
   });
 }
+
+/**
+ * The request checks schemas cannot make, in one stage (every stage on every request costs a
+ * dispatch): text that cannot be stored, non-canonical numbers, unknown and repeated query
+ * parameters. A pipeline stage (pipeline.ts).
+ */
+export const requestChecks: RequestHook = (request, _reply, next) => {
+  try {
+    rejectUnstorableText(request);
+    rejectNonCanonicalNumbers(request);
+    rejectUnknownQueryParameters(request);
+    rejectRepeatedSingleValues(request);
+    next();
+  } catch (error) {
+    next(error as Error);
+  }
+};
 
 interface QueryPropertySchema {
   type?: string;

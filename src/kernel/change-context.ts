@@ -14,13 +14,14 @@ export interface ChangeContext {
   precondition?: (current: object) => void;
   /**
    * For a request with an Idempotency-Key: called inside the transaction that creates a
-   * resource, with the resource's path, so that a retry after a crash between the commit and
-   * the answer is answered with it rather than creating it again. The transaction is the
-   * caller's (`Transaction<DB>`; the kernel names no database type). `ownerAccountId`: the
-   * account whose data the answer holds when it is not the caller's (a sign-up's new
-   * account), so that the stored answer is deleted with that account.
+   * resource, with the resource's id (what names it: a username for a customer), so that a
+   * retry after a crash between the commit and the answer is answered with it rather than
+   * creating it again. Where the resource is read is the route's to say, not the service's.
+   * The transaction is the caller's (`Transaction<DB>`; the kernel names no database type).
+   * `ownerAccountId`: the account whose data the answer holds when it is not the caller's (a
+   * sign-up's new account), so that the stored answer is deleted with that account.
    */
-  created?: (trx: unknown, resourcePath: string, ownerAccountId?: number) => Promise<void>;
+  created?: (trx: unknown, id: string | number, ownerAccountId?: number) => Promise<void>;
 }
 
 export const SYSTEM_CONTEXT: ChangeContext = Object.freeze({ requestId: null, principal: null });

@@ -11,3 +11,19 @@ export const COUNTRY_CODES: ReadonlySet<string> = new Set(CODES.split(' '));
 export function isCountryCode(code: string): boolean {
   return COUNTRY_CODES.has(code);
 }
+
+/**
+ * The JSON Schema `format` of a country code in a request body. The body validator
+ * (src/http/validation.ts) judges it with isCountryCodeText, so an unknown country is named in
+ * the same 422 as every other problem the schema finds (a quantity of 0, a missing city).
+ */
+export const COUNTRY_CODE_FORMAT = 'country-code';
+export const COUNTRY_CODE_MESSAGE = 'is not an ISO 3166-1 alpha-2 country code';
+
+/**
+ * A code as a client may send it: two ASCII letters, either case (`fr` is `FR`), naming a
+ * country that exists. ASCII first: `toUpperCase` makes `IT` of the dotless `ıt`.
+ */
+export function isCountryCodeText(text: string): boolean {
+  return /^[A-Za-z]{2}$/.test(text) && COUNTRY_CODES.has(text.toUpperCase());
+}

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { ModuleStage } from './request-stage.js';
 
 /**
  * Periodic work a module contributes. `run` must be safe on every instance at once (the
@@ -23,7 +24,8 @@ export interface Worker {
 
 /**
  * What a feature module's factory returns: its HTTP routes (registered under /v2), its
- * jobs, and what it offers other modules (`provides`), the only way they may reach it.
+ * jobs, the stages it adds to the request pipeline, and what it offers other modules
+ * (`provides`), the only way they may reach it.
  */
 export interface FeatureModule<Provides> {
   name: string;
@@ -32,5 +34,18 @@ export interface FeatureModule<Provides> {
   rootRoutes?: FastifyPluginAsync;
   jobs: Job[];
   workers?: Worker[];
+  /** Stages the module adds to every request's pipeline (src/http/pipeline.ts), in order. */
+  stages?: ModuleStage[];
+  /** What the module adds to the OpenAPI operations it concerns (the headers and answers of its stages). */
+  documents?: OperationDocumenter;
   provides: Provides;
 }
+
+/** A route as the OpenAPI document sees it. */
+export interface DocumentedRoute {
+  url: string;
+  config?: Record<string, unknown>;
+}
+
+/** Adds to one operation of the OpenAPI document (its `headers`, `response`) what a module knows of it. */
+export type OperationDocumenter = (route: DocumentedRoute, operation: Record<string, unknown>) => void;

@@ -23,8 +23,9 @@ export interface PresentedCredential {
 }
 
 /**
- * One per credential format. The API-key resolver claims `sk_…`; the login-JWT and OAuth
- * resolvers of the next issue claim theirs, and no route changes. `resolve` throws
+ * One per credential format: identity's resolvers claim API keys (`sk_…`) and login tokens
+ * (JWTs), oauth's claims its access tokens (`oat_…`); a new format is a new resolver, and no
+ * route changes. `resolve` throws
  * UnauthorizedError for a claimed but invalid, expired or revoked credential.
  */
 export interface CredentialResolver {

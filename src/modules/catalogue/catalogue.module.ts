@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import { BoundedWork } from '../../kernel/bounded-work.js';
+import type { CursorCodec } from '../../kernel/pagination.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import { CatalogueChanges } from './catalogue.changes.js';
-import { NO_ORDERS, type CheeseDeletionPort, type CheeseDirectory } from './catalogue.ports.js';
+import type { CheeseDeletionPort, CheeseDirectory } from './catalogue.ports.js';
 import { CheeseBulkService } from './cheese-bulk.service.js';
 import { cheeseReadRoutes } from './cheese-read.routes.js';
 import { CheeseReadService } from './cheese-read.service.js';
@@ -12,7 +13,6 @@ import { cheeseWriteRoutes } from './cheese-write.routes.js';
 import { CheeseRepository } from './cheese.repository.js';
 import { Category, Cheese, Tag } from './cheese.schema.js';
 import { CheeseService } from './cheese.service.js';
-import { CursorCodec } from './cursor.codec.js';
 import { ImageRepository } from './image.repository.js';
 import { imageRoutes } from './image.routes.js';
 import { ImageService } from './image.service.js';
@@ -32,8 +32,8 @@ export interface CatalogueOptions {
   db: Kysely<DB>;
   outbox: Outbox;
   publicUrl: string;
-  /** Signs pagination cursors. */
-  appSecret: string;
+  /** Signs the list's pagination cursors. */
+  cursors: CursorCodec;
   lowStockThresholdKg: number;
   /** Where uploaded images are kept (DATA_DIR/images). */
   imageDir: string;
@@ -41,7 +41,7 @@ export interface CatalogueOptions {
   imageConcurrency: number;
   imageQueue: number;
   /** Asked before a cheese is deleted; the orders module implements it. */
-  cheeseDeletion?: CheeseDeletionPort;
+  cheeseDeletion: CheeseDeletionPort;
 }
 
 export interface CatalogueProvides {
@@ -63,7 +63,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
   const imageRepository = new ImageRepository(db);
   const storage: ImageStorage = new FileSystemImageStorage(options.imageDir);
   const changes = new CatalogueChanges(db);
-  const reader = new CheeseReadService({ db, cheeses: cheeseRepository, taxonomy, images: imageRepository, cursors: new CursorCodec(options.appSecret), publicUrl });
+  const reader = new CheeseReadService({ db, cheeses: cheeseRepository, taxonomy, images: imageRepository, cursors: options.cursors, publicUrl });
   const cheeses = new CheeseService({
     cheeses: cheeseRepository,
     taxonomy,
@@ -72,7 +72,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
     reader,
     changes,
     outbox,
-    cheeseDeletion: options.cheeseDeletion ?? NO_ORDERS,
+    cheeseDeletion: options.cheeseDeletion,
     publicUrl,
     lowStockGrams: Math.round(options.lowStockThresholdKg * 1000),
   });

@@ -23,9 +23,6 @@ export interface CheeseDirectory {
   orderable(executor: Kysely<DB>, minGrams: number, limit: number): Promise<number[]>;
 }
 
-/** Until orders exist nothing holds a cheese. */
-export const NO_ORDERS: CheeseDeletionPort = { beforeCheeseDeleted: async () => undefined };
-
 /** What recommendations weigh about a cheese. */
 export interface CheeseProfile {
   id: number;

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { CheeseRepository, CheeseFilter, CheeseRecord, Direction, SortField } from './cheese.repository.js';
+import { paginate, type CursorCodec } from '../../kernel/pagination.js';
+import type { CheeseRepository, CheeseFilter, CheeseRecord, Direction, KeysetPosition, SortField } from './cheese.repository.js';
 import { sortValueOf } from './cheese.repository.js';
 import type { TaxonomyRepository } from './taxonomy.repository.js';
 import type { ImageRepository } from './image.repository.js';
 import { toView } from './cheese.mapper.js';
-import type { CursorCodec } from './cursor.codec.js';
 import type { CheeseView } from './cheese.schema.js';
 import { CheeseNotFoundError } from './cheese.errors.js';
 
@@ -22,6 +22,25 @@ export interface CheesePage {
   nextCursor: string | null;
   hasMore: boolean;
   total: number;
+}
+
+const CURSOR_KIND = 'cheese';
+const INVALID_CURSOR = 'cursor is invalid: pass nextCursor from the previous page unchanged, with the same filters and sort.';
+
+/**
+ * A list cursor carries the last row's sort value and id and the walk's total, bound to the
+ * sort, direction and filters (`binding`): reused with other filters it is a 400, not a wrong
+ * page. Carrying the total means only a walk's first page counts the catalogue.
+ */
+export function encodeCheeseCursor(codec: CursorCodec, position: KeysetPosition, total: number, binding: string): string {
+  return codec.encode(CURSOR_KIND, [position.value, position.id, total], binding);
+}
+
+function readCheeseCursor(decoded: unknown): { position: KeysetPosition; total: number } | undefined {
+  if (!Array.isArray(decoded) || decoded.length !== 3) return undefined;
+  const [value, id, total] = decoded as unknown[];
+  if ((typeof value !== 'string' && typeof value !== 'number') || !Number.isSafeInteger(id) || !Number.isSafeInteger(total)) return undefined;
+  return { position: { value, id: id as number }, total: total as number };
 }
 
 /** A `{cheeseId}`: all digits is an id, anything else a slug (slugs are lower case). */
@@ -89,19 +108,18 @@ export class CheeseReadService {
   async list(request: ListRequest): Promise<CheesePage> {
     const binding = JSON.stringify([request.sort, request.direction, request.filter]);
     const { db, cheeses, cursors } = this.options;
-    const resumed = request.cursor === undefined ? null : cursors.decode(request.cursor, binding);
+    const resumed = request.cursor === undefined ? null : cursors.decode(CURSOR_KIND, request.cursor, readCheeseCursor, { binding, message: INVALID_CURSOR });
     // Counting is the one cost that grows with the catalogue: done on a walk's first page only.
-    const [{ records, hasMore }, total] = await Promise.all([
-      cheeses.page({ filter: request.filter, sort: request.sort, direction: request.direction, after: resumed?.position ?? null, limit: request.limit }),
-      resumed ? resumed.total : cheeses.count(request.filter),
+    const counted = resumed ? Promise.resolve(resumed.total) : cheeses.count(request.filter);
+    const [page, total] = await Promise.all([
+      paginate(
+        request.limit,
+        (take) => cheeses.page({ filter: request.filter, sort: request.sort, direction: request.direction, after: resumed?.position ?? null, limit: take }),
+        async (last) => encodeCheeseCursor(cursors, { value: sortValueOf(last, request.sort), id: last.id }, await counted, binding),
+      ),
+      counted,
     ]);
-    const last = records.at(-1);
-    return {
-      items: await this.views(db, records),
-      nextCursor: hasMore && last ? cursors.encode({ value: sortValueOf(last, request.sort), id: last.id }, total, binding) : null,
-      hasMore,
-      total,
-    };
+    return { items: await this.views(db, page.items), nextCursor: page.nextCursor, hasMore: page.hasMore, total };
   }
 
   async findAll(filter: CheeseFilter): Promise<CheeseView[]> {

@@ -44,6 +44,8 @@ function conditionalContext(request: FastifyRequest, reply: FastifyReply): Chang
 /** Form B's snake_case names become camelCase before validation (decisions.md §1). */
 const acceptAliases = async (request: FastifyRequest) => normalizeAliases(request.body);
 
+const cheesePath = (id: string | number) => `/v2/cheeses/${id}`;
+
 export const cheeseWriteRoutes: FastifyPluginAsyncTypebox<{ cheeses: CheeseService; bulk: CheeseBulkService }> = async (app, { cheeses, bulk }) => {
 
   app.post('/cheeses', {
@@ -57,8 +59,8 @@ export const cheeseWriteRoutes: FastifyPluginAsyncTypebox<{ cheeses: CheeseServi
       response: { 201: CheeseRef, ...errorResponses(400, 401, 403, 409, 415, 422) },
     },
   }, async (request, reply) => {
-    const cheese = await cheeses.create(request.body, changeContextOf(request));
-    return reply.code(201).header('location', `/v2/cheeses/${cheese.id}`).send(cheese);
+    const cheese = await cheeses.create(request.body, changeContextOf(request, cheesePath));
+    return reply.code(201).header('location', cheesePath(cheese.id)).send(cheese);
   });
 
   app.put('/cheeses', {

@@ -1,7 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { foldForSearch } from '../../kernel/text.js';
-import { claimRows, isPostgres } from '../../db/claim.js';
+import { claimRows } from '../../db/claim.js';
+import { isPostgres } from '../../db/dialect.js';
 import { nowIso } from '../../db/columns.js';
 import { prepared } from '../../db/prepared.js';
 import { columnsExcept } from '../../db/table-columns.js';
@@ -191,10 +192,11 @@ export class CheeseRepository {
     return (isPostgres(trx) ? query.forUpdate('c') : query).executeTakeFirst();
   }
 
-  async page(request: PageRequest): Promise<{ records: CheeseRecord[]; hasMore: boolean }> {
+  /** Up to `limit` rows after `after`, in the sort's order (the caller asks one more to learn whether more follow). */
+  async page(request: PageRequest): Promise<CheeseRecord[]> {
     const key = sortExpression(request.sort);
     const comparison = request.direction === 'asc' ? '>' : '<';
-    const records = await selectCheeses(this.db)
+    return selectCheeses(this.db)
       .where((eb) => {
         const conditions = filterConditions(eb, request.filter);
         if (request.after) {
@@ -204,10 +206,8 @@ export class CheeseRepository {
       })
       .orderBy(key, request.direction)
       .orderBy('c.id', request.direction)
-      .limit(request.limit + 1)
+      .limit(request.limit)
       .execute();
-    const hasMore = records.length > request.limit;
-    return { records: hasMore ? records.slice(0, request.limit) : records, hasMore };
   }
 
   async count(filter: CheeseFilter): Promise<number> {

@@ -51,7 +51,7 @@ export class CheeseService {
     return this.#transaction(async (trx) => {
       const cheese = await this.createIn(trx, input, ctx);
       // With an Idempotency-Key: the cheese is noted with the key, in its own transaction.
-      await ctx.created?.(trx, `/v2/cheeses/${cheese.id}`);
+      await ctx.created?.(trx, cheese.id);
       return cheese;
     });
   }

@@ -66,7 +66,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ images: ImageService; imag
     preHandler: async (request, reply) => {
       const slot = imageWork.tryAcquire(responseClosed(reply));
       if (!slot) {
-        reply.header('connection', 'close');
+        // Its body, still arriving, is drained and the connection closed by the pipeline (unreadBody).
         const error = new ServiceUnavailableError(`Too many images are being processed; retry in ${RETRY_AFTER_S} s.`);
         error.headers['retry-after'] = RETRY_AFTER_S;
         throw error;

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { isPostgres } from '../../db/claim.js';
+import { isPostgres } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso, toBool, toIso } from '../../db/columns.js';
 import type { AddressView } from './address.schema.js';

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { COUNTRY_CODE_FORMAT } from '../../kernel/countries.js';
 import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 
 const Nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -32,7 +33,7 @@ const fields = {
   city: Text(100),
   region: Type.Optional(Nullable(Text(100))),
   postalCode: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{0,11}$' }))),
-  country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 (`FR`, `gb`): a code that exists.' }),
+  country: Type.String({ format: COUNTRY_CODE_FORMAT, description: 'ISO 3166-1 alpha-2 (`FR`, `gb`): a code that exists.' }),
   phone: Type.Optional(Nullable(Type.String({ pattern: '^\\+?[0-9 ().-]{6,30}$' }))),
   isDefault: Type.Optional(Type.Boolean({ description: 'Make this the default address (the first one always is).' })),
 };

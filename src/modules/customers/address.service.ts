@@ -44,7 +44,7 @@ export class AddressService {
       const id = await this.options.addresses.insert(trx, accountId, fields, false);
       if (first || input.isDefault) await this.options.addresses.makeDefault(trx, accountId, id);
       // The answer holds the customer's address: a stored replay of it goes with their account.
-      await ctx.created?.(trx, `/v2/customer/${username}/addresses/${id}`, accountId);
+      await ctx.created?.(trx, id, accountId);
       return id;
     });
     return created!;

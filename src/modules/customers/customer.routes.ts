@@ -14,6 +14,7 @@ const CLOSE_ACCOUNT: AuthRequirement = { schemes: ['bearer_auth'], scope: 'write
 
 const UsernameParams = Type.Object({ username: Type.String({ pattern: USERNAME_PATTERN, examples: ['marie.dupont'] }) });
 const CustomerRef = Type.Unsafe<Type.Static<typeof Customer>>({ $ref: 'Customer#' });
+const customerPath = (username: string | number) => `/v2/customer/${username}`;
 const OWNERSHIP = 'A customer reaches only their own account: any other username is 403, existing or not, so usernames cannot be probed. Staff reach every customer (an unknown one is 404).';
 
 export const customerRoutes: FastifyPluginAsyncTypebox<{ customers: CustomerService; bruteForce: BruteForceGuard }> = async (app, { customers, bruteForce }) => {
@@ -32,8 +33,8 @@ export const customerRoutes: FastifyPluginAsyncTypebox<{ customers: CustomerServ
     },
   }, async (request, reply) => {
     await bruteForce('signup', request.ip);
-    const customer = await customers.signUp(request.body, changeContextOf(request));
-    return reply.code(201).header('location', `/v2/customer/${customer.username}`).header('cache-control', 'no-store').send(customer);
+    const customer = await customers.signUp(request.body, changeContextOf(request, customerPath));
+    return reply.code(201).header('location', customerPath(customer.username)).header('cache-control', 'no-store').send(customer);
   });
 
   app.get('/customer/:username', {

@@ -56,7 +56,7 @@ export class CustomerService {
       const view = (await customers.findByUsername(trx, account.username))!;
       await outbox.record(trx, [customerEvent('customer.created', view)], ctx);
       // The answer holds the new customer's data: a stored replay of it goes with their account.
-      await ctx.created?.(trx, `/v2/customer/${account.username}`, account.id);
+      await ctx.created?.(trx, account.username, account.id);
       return view;
     });
   }
@@ -110,15 +110,16 @@ export class CustomerService {
   /**
    * Sets the tier that `deliveredGrams` (the last 12 months) earns; when it changes,
    * `customer.updated` names `customerStatus`, in the caller's transaction. Accounts without a
-   * customer profile (staff) have no tier.
+   * customer profile (staff) have no tier. True when the tier changed.
    */
-  async applyTier(trx: Transaction<DB>, accountId: number, deliveredGrams: number, ctx: ChangeContext): Promise<void> {
+  async applyTier(trx: Transaction<DB>, accountId: number, deliveredGrams: number, ctx: ChangeContext): Promise<boolean> {
     const current = await this.options.customers.findById(trx, accountId);
-    if (!current) return;
+    if (!current) return false;
     const tier = tierFor(deliveredGrams);
-    if (tier === current.customerStatus) return;
+    if (tier === current.customerStatus) return false;
     await this.options.customers.setTier(trx, accountId, tier);
     await this.options.outbox.record(trx, [customerChanged({ ...current, customerStatus: tier }, ['customerStatus'])], ctx);
+    return true;
   }
 
   /** The customer the principal may reach, or 403/404 (customer.rules.ts). */

@@ -23,7 +23,7 @@ const PreferencesRef = Type.Unsafe<Type.Static<typeof Preferences>>({ $ref: 'Pre
 export const profileRoutes: FastifyPluginAsyncTypebox<{ addresses: AddressService; preferences: PreferencesService }> = async (app, { addresses, preferences }) => {
   app.addSchema(Address);
   app.addSchema(Preferences);
-  const acting = (request: Parameters<typeof principalOf>[0]) => ({ ...changeContextOf(request), principal: principalOf(request) });
+  const acting = (request: Parameters<typeof principalOf>[0], pathOf?: (id: string | number) => string) => ({ ...changeContextOf(request, pathOf), principal: principalOf(request) });
 
   app.get('/customer/:username/addresses', {
     preValidation: ownAccountOnly,
@@ -51,8 +51,9 @@ export const profileRoutes: FastifyPluginAsyncTypebox<{ addresses: AddressServic
       response: { 201: AddressRef, ...errorResponses(400, 401, 403, 404, 415, 422) },
     },
   }, async (request, reply) => {
-    const address = await addresses.create(request.params.username, request.body, acting(request));
-    return reply.code(201).header('location', `/v2/customer/${request.params.username}/addresses/${address.id}`).send(address);
+    const addressPath = (id: string | number) => `/v2/customer/${request.params.username}/addresses/${id}`;
+    const address = await addresses.create(request.params.username, request.body, acting(request, addressPath));
+    return reply.code(201).header('location', addressPath(address.id)).send(address);
   });
 
   app.patch('/customer/:username/addresses/:addressId', {

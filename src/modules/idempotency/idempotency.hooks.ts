@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { fromAsync, type ModuleStage, type RouteFilter } from '../../kernel/request-stage.js';
 import type { DB } from '../../db/schema.js';
 import { ConflictError, InvalidRequestError, ValidationFailedError } from '../../kernel/errors.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
@@ -72,14 +73,9 @@ function credentialOf(request: FastifyRequest): string {
  * (`config.idempotent: 'secret'`) is never stored: its retry is a 409 naming what was created.
  * A stored reply belongs to the account whose data it holds and is deleted with it.
  */
-export function registerIdempotency(app: FastifyInstance, options: IdempotencyOptions): void {
+export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
   const { keys } = options;
-  app.addHook('onRoute', (route) => {
-    if (!route.config?.idempotent) return;
-    const toArray = <T>(hook: T | T[] | undefined): T[] => (hook === undefined ? [] : Array.isArray(hook) ? hook : [hook]);
-    route.preHandler = [...toArray(route.preHandler), begin] as typeof route.preHandler;
-    route.onSend = [...toArray(route.onSend), finish] as typeof route.onSend;
-  });
+  const routes: RouteFilter = (route) => Boolean(route.config?.idempotent);
 
   const holdsSecret = (request: FastifyRequest) => request.routeOptions.config.idempotent === 'secret';
 
@@ -153,7 +149,7 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
       const value = request.headers[name];
       if (typeof value === 'string') credentials[name] = value;
     }
-    const read = await app.inject({ method: 'GET', url: resourcePath, headers: { ...credentials, accept: 'application/json' } });
+    const read = await request.server.inject({ method: 'GET', url: resourcePath, headers: { ...credentials, accept: 'application/json' } });
     if (read.statusCode !== 200) throw conflict('The first request with this Idempotency-Key succeeded; read what it created there.', resourcePath);
     const headers: Record<string, string> = { location: resourcePath };
     for (const name of REPLAYED) {
@@ -184,4 +180,9 @@ export function registerIdempotency(app: FastifyInstance, options: IdempotencyOp
     await keys.complete(id, { statusCode: status, headers, body: withheld || typeof payload !== 'string' ? '' : payload, withheld });
     return payload;
   }
+
+  return [
+    { name: 'Idempotency-Key replay', at: 'handler', routes, hook: fromAsync(async (request, reply) => ((await begin(request, reply)) ? 'answered' : undefined)) },
+    { name: 'Idempotency-Key record', at: 'sent', routes, hook: (request, reply, payload, next) => void finish(request, reply, payload).then((kept) => next(null, kept), next) },
+  ];
 }

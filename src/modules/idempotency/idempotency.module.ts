@@ -3,7 +3,8 @@ import type { DB } from '../../db/schema.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
 
-export { registerIdempotency, type IdempotencyOptions } from './idempotency.hooks.js';
+import { idempotencyStages } from './idempotency.hooks.js';
+import { documentIdempotency } from './idempotency.openapi.js';
 
 export interface IdempotencyProvides {
   keys: IdempotencyRepository;
@@ -11,12 +12,15 @@ export interface IdempotencyProvides {
 
 export type IdempotencyModule = FeatureModule<IdempotencyProvides>;
 
-/** Idempotency-Key records, and the job that forgets them once their time is up. */
-export function createIdempotencyModule(options: { db: Kysely<DB> }): IdempotencyModule {
+/** Idempotency-Key: its stages in the request pipeline, its records, and the job that forgets them once their time is up. */
+export function createIdempotencyModule(options: { db: Kysely<DB>; ttlMs: number; leaseMs: number }): IdempotencyModule {
   const keys = new IdempotencyRepository(options.db);
   return {
     name: 'idempotency',
     jobs: [{ name: 'idempotency-key-pruning', everyMs: 3_600_000, run: (now = new Date()) => keys.deleteExpired(now.toISOString()) }],
+    // Replays before the handler, records as the answer is sent, on the routes that declare `config.idempotent`.
+    stages: idempotencyStages({ keys, ttlMs: options.ttlMs, leaseMs: options.leaseMs }),
+    documents: documentIdempotency,
     provides: { keys },
   };
 }

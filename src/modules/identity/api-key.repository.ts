@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { claimRows, isPostgres } from '../../db/claim.js';
+import { claimRows } from '../../db/claim.js';
+import { isPostgres } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { toIso, toIsoOrNull } from '../../db/columns.js';
 import type { KeyEnvironment } from './identity.table.js';

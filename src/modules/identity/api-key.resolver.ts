@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { UnauthorizedError } from '../../kernel/errors.js';
+import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
 import { parseScopes } from '../../kernel/scopes.js';
@@ -19,26 +20,23 @@ export function hashKey(key: string): string {
   return hash('sha256', key, 'hex');
 }
 
-interface CachedPrincipal {
-  principal: Principal;
-  keyExpiresAt: number | null;
-  cachedUntil: number;
-}
-
 /** Turns an `sk_…` key into the principal it stands for, or a 401. */
 export class ApiKeyResolver implements CredentialResolver {
   readonly kind = 'api_key' as const;
-  readonly #lastTouched = new Map<number, number>();
+  /** Keys whose last_used_at was written lately, so that it is written at most every interval. */
+  readonly #touched = new ExpiringCache<number, true>({ ttlMs: TOUCH_INTERVAL_MS, max: MAX_CACHED_KEYS });
   /**
    * Resolved keys by hash, for `cacheTtlMs`: authentication without a query per request. A
    * revocation applies at once on this instance (`forget`) and within the TTL on the others.
    * Only valid keys are cached, so random keys cannot fill it.
    */
-  readonly #resolved = new Map<string, CachedPrincipal>();
+  readonly #resolved: ExpiringCache<string, Principal>;
 
   constructor(
     private readonly options: { keys: ApiKeyRepository; environment: CheeseEnv; cacheTtlMs: number },
-  ) {}
+  ) {
+    this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_KEYS });
+  }
 
   claims(credential: PresentedCredential): boolean {
     return credential.token.startsWith('sk_');
@@ -59,16 +57,16 @@ export class ApiKeyResolver implements CredentialResolver {
     const hash = hashKey(credential.token);
     const now = Date.now();
     const cached = this.#resolved.get(hash);
-    if (cached && cached.cachedUntil > now) {
-      if (cached.keyExpiresAt !== null && cached.keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
-      this.#touch(cached.principal.credential.id, now);
-      return cached.principal;
+    if (cached) {
+      if (cached.credential.expiresAt !== null && cached.credential.expiresAt <= now) throw new UnauthorizedError('The API key has expired.');
+      this.#touch(cached.credential.id, now);
+      return cached;
     }
     return this.#load(hash, now);
   }
 
   async #load(hash: string, now: number): Promise<Principal> {
-    const { environment, cacheTtlMs, keys } = this.options;
+    const { environment, keys } = this.options;
     const owner = await keys.findOwnerByHash(hash);
     if (!owner || owner.revokedAt !== null) throw new UnauthorizedError('The API key is invalid or has been revoked.');
     const keyExpiresAt = owner.expiresAt === null ? null : Date.parse(owner.expiresAt);
@@ -82,10 +80,7 @@ export class ApiKeyResolver implements CredentialResolver {
       environment,
       credential: { kind: 'api_key', id: owner.keyId, expiresAt: keyExpiresAt },
     };
-    if (cacheTtlMs > 0) {
-      if (this.#resolved.size >= MAX_CACHED_KEYS) this.#resolved.delete(this.#resolved.keys().next().value!);
-      this.#resolved.set(hash, { principal, keyExpiresAt, cachedUntil: now + cacheTtlMs });
-    }
+    this.#resolved.set(hash, principal);
     return principal;
   }
 
@@ -95,13 +90,12 @@ export class ApiKeyResolver implements CredentialResolver {
   }
 
   forgetWhere(matches: (principal: Principal) => boolean): void {
-    for (const [hash, entry] of this.#resolved) if (matches(entry.principal)) this.#resolved.delete(hash);
+    this.#resolved.forgetWhere(matches);
   }
 
   #touch(keyId: number, now: number): void {
-    const last = this.#lastTouched.get(keyId) ?? 0;
-    if (now - last < TOUCH_INTERVAL_MS) return;
-    this.#lastTouched.set(keyId, now);
-    this.options.keys.touch(keyId, new Date(now).toISOString()).catch(() => this.#lastTouched.delete(keyId));
+    if (this.#touched.get(keyId)) return;
+    this.#touched.set(keyId, true);
+    this.options.keys.touch(keyId, new Date(now).toISOString()).catch(() => this.#touched.delete(keyId));
   }
 }

@@ -54,7 +54,7 @@ export interface IdentityProvides {
 
 export type IdentityModule = FeatureModule<IdentityProvides>;
 
-/** Accounts and the credentials that stand for them: API keys and login tokens (OAuth tokens next). */
+/** Accounts and the credentials that stand for them: API keys and login tokens; the OAuth clients the oauth module serves (its access tokens are resolved there). */
 export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const { db, environment, outbox } = options;
   const keys = new ApiKeyRepository(db);

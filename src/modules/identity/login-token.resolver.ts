@@ -1,6 +1,7 @@
 import { hkdfSync } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { UnauthorizedError } from '../../kernel/errors.js';
+import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
 import { ROLE_SCOPES } from '../../kernel/scopes.js';
@@ -22,11 +23,6 @@ export interface LoginTokenOptions {
   cacheTtlMs: number;
 }
 
-interface CachedPrincipal {
-  principal: Principal;
-  cachedUntil: number;
-}
-
 /**
  * Login tokens: HS256 JWTs (jose) naming a session row. The signature and expiry are checked
  * on every request; the session (revoked by logout or account deletion) at most every
@@ -35,10 +31,11 @@ interface CachedPrincipal {
 export class LoginTokenResolver implements CredentialResolver {
   readonly kind = 'login_token' as const;
   readonly #key: Uint8Array;
-  readonly #verified = new Map<string, CachedPrincipal>();
+  readonly #verified: ExpiringCache<string, Principal>;
 
   constructor(private readonly options: LoginTokenOptions) {
     this.#key = new Uint8Array(hkdfSync('sha256', options.appSecret, '', 'fromagerie login token v1', 32));
+    this.#verified = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS });
   }
 
   claims(credential: PresentedCredential): boolean {
@@ -59,7 +56,7 @@ export class LoginTokenResolver implements CredentialResolver {
   async resolve(credential: PresentedCredential): Promise<Principal> {
     const now = Date.now();
     const cached = this.#verified.get(credential.token);
-    if (cached && cached.cachedUntil > now && (cached.principal.credential.expiresAt ?? Infinity) > now) return cached.principal;
+    if (cached && (cached.credential.expiresAt ?? Infinity) > now) return cached;
     let claims: { sid?: unknown; env?: unknown; exp?: number };
     try {
       ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'] }));
@@ -79,15 +76,12 @@ export class LoginTokenResolver implements CredentialResolver {
       environment: this.options.environment,
       credential: { kind: 'login_token', id: session.sessionId, expiresAt: claims.exp! * 1000 },
     };
-    if (this.options.cacheTtlMs > 0) {
-      if (this.#verified.size >= MAX_CACHED_TOKENS) this.#verified.delete(this.#verified.keys().next().value!);
-      this.#verified.set(credential.token, { principal, cachedUntil: now + this.options.cacheTtlMs });
-    }
+    this.#verified.set(credential.token, principal);
     return principal;
   }
 
   /** A revoked session's tokens stop working on this instance at once. */
   forgetSessions(matches: (principal: Principal) => boolean): void {
-    for (const [token, entry] of this.#verified) if (matches(entry.principal)) this.#verified.delete(token);
+    this.#verified.forgetWhere(matches);
   }
 }

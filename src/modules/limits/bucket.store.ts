@@ -1,5 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import { takeAll, type BucketSpec, type BucketState } from './bucket.rules.js';
-import { isKnown, KNOWN_PER_NAME } from './brute-force.rules.js';
+import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
 
 export type Taken = { allowed: boolean; tokens: number[] };
 
@@ -19,20 +20,22 @@ export interface BucketStore {
  * way; one forgotten makes its owner a stranger again, which errs on the side of caution.
  */
 export class MemoryBucketStore implements BucketStore {
-  readonly #states = new Map<string, BucketState>();
-  readonly #known = new Map<string, Map<string, number>>();
+  /** No ttl: a bucket left alone refills by arithmetic (bucket.rules.ts), not by expiring. */
+  readonly #states: LRUCache<string, BucketState>;
+  /** Per name, its few latest addresses (a plain Map, oldest first: KNOWN_PER_NAME of them). */
+  readonly #known: LRUCache<string, Map<string, number>>;
 
-  constructor(private readonly maxEntries = 100_000) {}
+  constructor(maxEntries = 100_000) {
+    this.#states = new LRUCache({ max: maxEntries });
+    // Every address of a name is forgotten KNOWN_FOR_MS after the last success: so is the name.
+    this.#known = new LRUCache({ max: maxEntries, ttl: KNOWN_FOR_MS, ttlResolution: 0 });
+  }
 
   /** Synchronous: on every request, a promise here cost more than the arithmetic. */
   take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken {
     const now = Date.now();
     const result = takeAll(keys.map((key) => this.#states.get(key)), specs, now, cost);
-    keys.forEach((key, i) => {
-      this.#states.delete(key);
-      this.#states.set(key, { tokens: result.tokens[i]!, at: now });
-    });
-    while (this.#states.size > this.maxEntries) this.#states.delete(this.#states.keys().next().value!);
+    keys.forEach((key, i) => this.#states.set(key, { tokens: result.tokens[i]!, at: now }));
     return result;
   }
 
@@ -45,9 +48,7 @@ export class MemoryBucketStore implements BucketStore {
     members.delete(member);
     members.set(member, Date.now());
     if (members.size > KNOWN_PER_NAME) members.delete(members.keys().next().value!);
-    this.#known.delete(key);
     this.#known.set(key, members);
-    while (this.#known.size > this.maxEntries) this.#known.delete(this.#known.keys().next().value!);
   }
 }
 

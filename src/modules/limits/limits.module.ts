@@ -2,6 +2,8 @@ import type { FeatureModule } from '../../kernel/module.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import { RateLimiter, type RateLimitSettings } from './rate-limiter.js';
 import { RedisBucketStore } from './redis.store.js';
+import { documentRateLimits, rateLimitStages } from './rate-limit.hooks.js';
+import type { Plan } from '../../kernel/plans.js';
 
 export { RateLimiter, type Caller, type Decision, type BruteForceKind, type RateLimitSettings } from './rate-limiter.js';
 
@@ -12,10 +14,14 @@ export interface LimitsOptions {
   redisUrl: string | undefined;
   redisKeyPrefix: string;
   warn: (message: string) => void;
+  /** The account's plan (identity's), asked when a plan is not cached. */
+  planOf: (accountId: number) => Promise<Plan>;
 }
 
 export interface LimitsProvides {
   limiter: RateLimiter;
+  /** Resolves once the shared buckets are reachable (at most a second): see RedisBucketStore.ready. */
+  ready(): Promise<void>;
   /** Closes the Redis connection, if any. */
   close(): Promise<void>;
 }
@@ -25,10 +31,13 @@ export type LimitsModule = FeatureModule<LimitsProvides>;
 /** Rate limits (decisions.md §7): per plan and per minute, and brute-force limits on logins. */
 export function createLimitsModule(options: LimitsOptions): LimitsModule {
   const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix) : undefined;
+  const limiter = new RateLimiter(options.settings, options.environment === 'sandbox' ? 10 : 1, shared, options.warn);
   return {
     name: 'limits',
     jobs: [],
-    provides: { limiter: new RateLimiter(options.settings, options.environment === 'sandbox' ? 10 : 1, shared, options.warn), close: async () => shared?.close() },
+    // After authentication on every route but health and the docs, and on every refusal.
+    stages: rateLimitStages({ limiter, planOf: options.planOf }),
+    documents: documentRateLimits,
+    provides: { limiter, ready: async () => shared?.ready(), close: async () => shared?.close() },
   };
 }
-export { registerRateLimits } from './rate-limit.hooks.js';

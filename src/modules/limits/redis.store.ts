@@ -60,6 +60,24 @@ export class RedisBucketStore implements BucketStore {
     this.#redis = redis as Redis & { takeAll: TakeAllCommand };
   }
 
+  /**
+   * Resolves once connected, or after `timeoutMs` whatever the state: commands are not queued
+   * while connecting (they fail open to local buckets), so an instance waits for its first
+   * connection before serving rather than start on per-instance budgets.
+   */
+  ready(timeoutMs = 1000): Promise<void> {
+    if (this.#redis.status === 'ready') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#redis.once('ready', done);
+    });
+  }
+
   async take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Promise<Taken> {
     const args = specs.flatMap((spec) => [spec.capacity, spec.refillPerSecond]);
     const [allowed, ...tokens] = await this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args, cost);

@@ -1,4 +1,5 @@
 import { UnauthorizedError } from '../../kernel/errors.js';
+import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
 import { ROLE_SCOPES, parseScopes } from '../../kernel/scopes.js';
@@ -11,7 +12,6 @@ const MAX_CACHED_TOKENS = 10_000;
 interface Cached {
   principal: Principal;
   grantId: number;
-  cachedUntil: number;
 }
 
 /**
@@ -21,9 +21,11 @@ interface Cached {
  */
 export class OAuthTokenResolver implements CredentialResolver {
   readonly kind = 'oauth_token' as const;
-  readonly #resolved = new Map<string, Cached>();
+  readonly #resolved: ExpiringCache<string, Cached>;
 
-  constructor(private readonly options: { tokens: OAuthTokenRepository; environment: CheeseEnv; cacheTtlMs: number }) {}
+  constructor(private readonly options: { tokens: OAuthTokenRepository; environment: CheeseEnv; cacheTtlMs: number }) {
+    this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS });
+  }
 
   claims(credential: PresentedCredential): boolean {
     return credential.token.startsWith(TOKEN_PREFIX.access);
@@ -34,7 +36,7 @@ export class OAuthTokenResolver implements CredentialResolver {
     const hash = hashToken(credential.token);
     const now = Date.now();
     const cached = this.#resolved.get(hash);
-    if (cached && cached.cachedUntil > now) {
+    if (cached) {
       if (cached.principal.credential.expiresAt! <= now) throw new UnauthorizedError('The OAuth access token has expired.');
       return cached.principal;
     }
@@ -52,17 +54,12 @@ export class OAuthTokenResolver implements CredentialResolver {
       environment: this.options.environment,
       credential: { kind: 'oauth_token', id: stored.id, expiresAt },
     };
-    if (this.options.cacheTtlMs > 0) {
-      if (this.#resolved.size >= MAX_CACHED_TOKENS) this.#resolved.delete(this.#resolved.keys().next().value!);
-      this.#resolved.set(hash, { principal, grantId: stored.grantId, cachedUntil: now + this.options.cacheTtlMs });
-    }
+    this.#resolved.set(hash, { principal, grantId: stored.grantId });
     return principal;
   }
 
   /** Stops trusting cached tokens at once on this instance: of a grant, or of an account. */
   forget(matches: { grantId?: number; accountId?: number; tokenId?: number }): void {
-    for (const [hash, entry] of this.#resolved) {
-      if (entry.grantId === matches.grantId || entry.principal.accountId === matches.accountId || entry.principal.credential.id === matches.tokenId) this.#resolved.delete(hash);
-    }
+    this.#resolved.forgetWhere((entry) => entry.grantId === matches.grantId || entry.principal.accountId === matches.accountId || entry.principal.credential.id === matches.tokenId);
   }
 }

@@ -10,6 +10,7 @@ import { OAuthTokenResolver } from './oauth-token.resolver.js';
 import { InteractionSigner } from './oauth.interaction.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { AuthorizationServer } from './oauth.service.js';
+import { SignInService } from './oauth-signin.service.js';
 
 export interface OAuthOptions {
   db: Kysely<DB>;
@@ -45,11 +46,12 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
   options.accounts.onForget((accountId) => resolver.forget({ accountId }));
   // A new password ends every third-party grant of the account, in the change's transaction.
   options.accounts.onPasswordChange((trx, accountId, now) => tokens.revokeGrantsOf(trx, accountId, now));
-  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log });
-  const signer = new InteractionSigner(options.appSecret);
+  const bruteForce = options.bruteForce ?? NO_GUARD;
+  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce });
+  const signIn = new SignInService({ server, signer: new InteractionSigner(options.appSecret), tokens, bruteForce });
   return {
     name: 'oauth',
-    rootRoutes: oauthRoutes({ server, signer, tokens, secureCookies: options.publicUrl.startsWith('https:'), bruteForce: options.bruteForce ?? NO_GUARD }),
+    rootRoutes: oauthRoutes({ server, signIn, secureCookies: options.publicUrl.startsWith('https:') }),
     jobs: [
       {
         name: 'oauth-token-pruning',

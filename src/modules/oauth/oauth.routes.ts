@@ -1,12 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { BruteForceGuard } from '../../kernel/brute-force.js';
-import { TooManyRequestsError } from '../../kernel/errors.js';
 import { SCOPES } from '../../kernel/scopes.js';
-import { cookieValue, CSRF_COOKIE, InteractionSigner } from './oauth.interaction.js';
+import { cookieValue, CSRF_COOKIE } from './oauth.interaction.js';
 import { consentPage, errorPage, loginPage, STYLESHEET } from './oauth.pages.js';
 import { AUTHORIZATION_PARAMS, type AuthorizationParams } from './oauth.rules.js';
-import type { AuthorizationServer, ProtocolResponse } from './oauth.service.js';
-import type { OAuthTokenRepository } from './oauth-token.repository.js';
+import { protocolError, type AuthorizationServer, type ProtocolResponse } from './oauth.service.js';
+import type { AuthorizeOutcome, SignInService } from './oauth-signin.service.js';
 
 /** A form body: each parameter once (RFC 6749 §3.1), or the names given more than once. */
 interface FormBody {
@@ -53,8 +51,10 @@ function sendProtocol(reply: FastifyReply, response: ProtocolResponse): FastifyR
   return response.body === undefined ? reply.send() : reply.type('application/json').send(JSON.stringify(response.body));
 }
 
-function protocolError(status: number, error: string, description: string): ProtocolResponse {
-  return { status, headers: { 'cache-control': 'no-store' }, body: { error, error_description: description } };
+/** The token and revocation endpoints take each parameter once, form-encoded: why a body is refused. */
+function formRefusal(form: FormBody | undefined): ProtocolResponse {
+  if (!form) return protocolError(400, 'invalid_request', 'Send the parameters as application/x-www-form-urlencoded.');
+  return protocolError(400, 'invalid_request', `Each parameter may be sent once: ${form.repeated.join(', ')}.`);
 }
 
 /**
@@ -63,8 +63,8 @@ function protocolError(status: number, error: string, description: string): Prot
  * endpoints. Pages carry a strict CSP: no script at all, styles from this origin, forms only
  * to this origin and, for the redirect that ends the flow, the client's.
  */
-export function oauthRoutes(options: { server: AuthorizationServer; signer: InteractionSigner; tokens: OAuthTokenRepository; secureCookies: boolean; bruteForce: BruteForceGuard }): FastifyPluginAsync {
-  const { server, signer, tokens, bruteForce } = options;
+export function oauthRoutes(options: { server: AuthorizationServer; signIn: SignInService; secureCookies: boolean }): FastifyPluginAsync {
+  const { server, signIn } = options;
   return async (app) => {
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(String(body))));
 
@@ -90,58 +90,25 @@ export function oauthRoutes(options: { server: AuthorizationServer; signer: Inte
         })
         .send(body);
 
-    const csrfCookie = (request: FastifyRequest, reply: FastifyReply): string => {
-      const existing = cookieValue(request.headers.cookie, CSRF_COOKIE);
-      if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-      const value = InteractionSigner.newCookieValue();
-      reply.header('set-cookie', `${CSRF_COOKIE}=${value}; Path=/oauth; HttpOnly; SameSite=Lax${options.secureCookies ? '; Secure' : ''}`);
-      return value;
+    const answer = (request: FastifyRequest, reply: FastifyReply, outcome: AuthorizeOutcome) => {
+      if (outcome.newCsrfCookie) reply.header('set-cookie', `${CSRF_COOKIE}=${outcome.newCsrfCookie}; Path=/oauth; HttpOnly; SameSite=Lax${options.secureCookies ? '; Secure' : ''}`);
+      switch (outcome.show) {
+        case 'error':
+          return html(reply, outcome.status, errorPage(outcome.message));
+        case 'login':
+          if (outcome.headers) reply.headers(outcome.headers);
+          return html(reply, outcome.status, loginPage(outcome.form, outcome.error), outcome.redirectOrigin);
+        case 'consent':
+          return html(reply, 200, consentPage(outcome.form), outcome.redirectOrigin);
+        case 'redirect':
+          return reply.header('cache-control', 'no-store').redirect(outcome.location, request.method === 'GET' ? 302 : 303);
+      }
     };
 
     const authorize = async (request: FastifyRequest, reply: FastifyReply, source: Record<string, unknown>, form: FormBody | undefined) => {
       const params = authorizationParams(source);
       if (form && form.repeated.length > 0) return html(reply, 400, errorPage(`Each parameter may be sent once: ${form.repeated.join(', ')}.`));
-      const { verdict, client } = await server.judge(params);
-      if (verdict.outcome === 'refuse' || !client) return html(reply, 400, errorPage(verdict.outcome === 'refuse' ? verdict.description : 'Unknown client.'));
-      const redirectOrigin = new URL(verdict.redirectUri).origin;
-      const redirect = (location: string) => reply.header('cache-control', 'no-store').redirect(location, request.method === 'GET' ? 302 : 303);
-      if (verdict.outcome === 'redirect_error') return redirect(server.errorLocation(verdict.redirectUri, verdict.responseMode, verdict.error, verdict.description, params.state));
-      const mode = verdict.responseType === 'token' ? 'fragment' : 'query';
-      const cookie = csrfCookie(request, reply);
-      const context = { clientName: client.name, scopes: verdict.scopes, params, csrf: signer.csrfField(cookie) };
-      if (!form) return html(reply, 200, loginPage(context), redirectOrigin);
-
-      const fields = form.values;
-      if (!signer.csrfMatches(cookieValue(request.headers.cookie, CSRF_COOKIE), fields.csrf_token)) {
-        return html(reply, 403, errorPage('This form has expired or was not sent from this page (cookies must be enabled). Start again from the application.'));
-      }
-      if (fields.step === 'login') {
-        let attempt;
-        try {
-          attempt = await bruteForce('login', request.ip, fields.username);
-        } catch (error) {
-          if (!(error instanceof TooManyRequestsError)) throw error;
-          reply.headers(error.headers);
-          return html(reply, 429, loginPage(context, error.message), redirectOrigin);
-        }
-        const user = fields.username && fields.password ? await server.verifyLogin(fields.username, fields.password) : undefined;
-        if (!user) return html(reply, 401, loginPage(context, 'Invalid username or password.'), redirectOrigin);
-        await attempt.succeeded();
-        const granted = server.scopesForUser(params, client, user.role);
-        if ('problem' in granted) return redirect(server.errorLocation(verdict.redirectUri, mode, 'invalid_scope', granted.problem, params.state));
-        const interaction = await signer.consentToken(user.id, params, cookie);
-        return html(reply, 200, consentPage({ ...context, scopes: granted.scopes, username: user.username, interaction }), redirectOrigin);
-      }
-      if (fields.step === 'consent') {
-        const accountId = await signer.consentingAccount(fields.interaction, params, cookie);
-        const user = accountId === undefined ? undefined : await tokens.accountById(accountId);
-        if (!user) return html(reply, 403, errorPage('This consent form has expired or is not yours. Start again from the application.'));
-        if (fields.decision !== 'approve') return redirect(server.errorLocation(verdict.redirectUri, mode, 'access_denied', 'The user denied access.', params.state));
-        const granted = server.scopesForUser(params, client, user.role);
-        if ('problem' in granted) return redirect(server.errorLocation(verdict.redirectUri, mode, 'invalid_scope', granted.problem, params.state));
-        return redirect(await server.approve(user, client, verdict, granted.scopes, params));
-      }
-      return html(reply, 400, errorPage('The form is incomplete. Start again from the application.'));
+      return answer(request, reply, await signIn.authorize({ params, fields: form?.values, csrfCookie: cookieValue(request.headers.cookie, CSRF_COOKIE), ip: request.ip }));
     };
 
     app.get('/oauth/authorize', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) =>
@@ -157,38 +124,23 @@ export function oauthRoutes(options: { server: AuthorizationServer; signer: Inte
 
     app.post('/oauth/token', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
       const form = formOf(request);
-      if (!form) return sendProtocol(reply, protocolError(400, 'invalid_request', 'Send the parameters as application/x-www-form-urlencoded.'));
-      if (form.repeated.length > 0) return sendProtocol(reply, protocolError(400, 'invalid_request', `Each parameter may be sent once: ${form.repeated.join(', ')}.`));
+      if (!form || form.repeated.length > 0) return sendProtocol(reply, formRefusal(form));
       // The library checks the media type as type-is does, which needs a declared body.
       const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(request.headers['content-length'] ?? 1) };
+      const basic = basicCredentials(request.headers.authorization);
       if (request.headers.authorization) {
         // The library reads Basic credentials without undoing their form-encoding (RFC 6749 §2.3.1): hand it them decoded.
-        const basic = basicCredentials(request.headers.authorization);
         headers.authorization = basic ? `Basic ${Buffer.from(`${basic.clientId}:${basic.secret}`).toString('base64')}` : request.headers.authorization;
       }
-      const attempt = await bruteForce('token', request.ip, basicCredentials(request.headers.authorization)?.clientId ?? form.values.client_id);
-      if (form.values.grant_type === 'implicit' || form.values.grant_type === 'password') {
-        return sendProtocol(reply, protocolError(400, 'unsupported_grant_type', `The ${form.values.grant_type} grant is not served at the token endpoint.`));
-      }
-      const response = await server.token(headers, form.values);
-      if (response.status === 200) await attempt.succeeded();
-      return sendProtocol(reply, response);
+      return sendProtocol(reply, await server.token({ ip: request.ip, clientId: basic?.clientId ?? form.values.client_id, headers, body: form.values }));
     });
 
     app.post('/oauth/revoke', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
       const form = formOf(request);
-      if (!form) return sendProtocol(reply, protocolError(400, 'invalid_request', 'Send the parameters as application/x-www-form-urlencoded.'));
-      if (form.repeated.length > 0) return sendProtocol(reply, protocolError(400, 'invalid_request', `Each parameter may be sent once: ${form.repeated.join(', ')}.`));
+      if (!form || form.repeated.length > 0) return sendProtocol(reply, formRefusal(form));
       const basic = basicCredentials(request.headers.authorization);
-      const clientId = basic?.clientId ?? form.values.client_id;
-      const client = clientId ? await server.authenticateClient(clientId, basic?.secret ?? form.values.client_secret) : undefined;
-      if (!client) {
-        const refused = protocolError(401, 'invalid_client', 'Client authentication failed.');
-        if (request.headers.authorization) refused.headers['www-authenticate'] = 'Basic realm="oauth"';
-        return sendProtocol(reply, refused);
-      }
-      if (!form.values.token) return sendProtocol(reply, protocolError(400, 'invalid_request', 'The token parameter is required.'));
-      return sendProtocol(reply, await server.revoke(client, form.values.token));
+      const { client_id, client_secret, token } = form.values;
+      return sendProtocol(reply, await server.revoke({ clientId: basic?.clientId ?? client_id, secret: basic?.secret ?? client_secret, token, sentAuthorization: Boolean(request.headers.authorization) }));
     });
   };
 }

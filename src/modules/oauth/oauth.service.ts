@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import OAuth2Server from '@node-oauth/oauth2-server';
+import type { BruteForceGuard } from '../../kernel/brute-force.js';
 import type { Role, Scope } from '../../kernel/scopes.js';
 import type { LoginService, OAuthClientService, RegisteredClient } from '../identity/identity.module.js';
 import type { OAuthTokenRepository } from './oauth-token.repository.js';
@@ -20,6 +21,29 @@ export interface ProtocolResponse {
 
 export type Accepted = Extract<AuthorizationVerdict, { outcome: 'accept' }>;
 
+/** An RFC 6749 §5.2 error answer. */
+export function protocolError(status: number, error: string, description: string): ProtocolResponse {
+  return { status, headers: { 'cache-control': 'no-store' }, body: { error, error_description: description } };
+}
+
+/** A token request: the library's headers and form, and who sent it, for the brute-force guard. */
+export interface TokenRequest {
+  ip: string;
+  /** From Basic credentials or the form. */
+  clientId: string | undefined;
+  headers: Record<string, string>;
+  body: Record<string, string>;
+}
+
+/** A revocation request (RFC 7009): the client's credentials, from Basic or the form, and the token. */
+export interface RevocationRequest {
+  clientId: string | undefined;
+  secret: string | undefined;
+  token: string | undefined;
+  /** The client sent an Authorization header: a refusal then carries a challenge (RFC 6749 §5.2). */
+  sentAuthorization: boolean;
+}
+
 export interface AuthorizationServerOptions {
   tokens: OAuthTokenRepository;
   clients: OAuthClientService;
@@ -30,6 +54,8 @@ export interface AuthorizationServerOptions {
   /** See the model: within it a second use of a just-rotated refresh token is a race, after it a replay. */
   refreshReuseIntervalSeconds: number;
   log: (message: string, details: Record<string, unknown>) => void;
+  /** Limits guessing client secrets at the token endpoint (the limits module). */
+  bruteForce: BruteForceGuard;
 }
 
 /**
@@ -116,8 +142,17 @@ export class AuthorizationServer {
     });
   }
 
-  /** POST /oauth/token: every grant but implicit, by the library. */
-  async token(headers: Record<string, string>, body: Record<string, string>): Promise<ProtocolResponse> {
+  /** POST /oauth/token: every grant but implicit, by the library; a failure counts against the client id and the address. */
+  async token(request: TokenRequest): Promise<ProtocolResponse> {
+    const attempt = await this.options.bruteForce('token', request.ip, request.clientId);
+    const grant = request.body.grant_type;
+    if (grant === 'implicit' || grant === 'password') return protocolError(400, 'unsupported_grant_type', `The ${grant} grant is not served at the token endpoint.`);
+    const response = await this.#token(request.headers, request.body);
+    if (response.status === 200) await attempt.succeeded();
+    return response;
+  }
+
+  async #token(headers: Record<string, string>, body: Record<string, string>): Promise<ProtocolResponse> {
     const request = new OAuth2Server.Request({ method: 'POST', headers, query: {}, body });
     const response = new OAuth2Server.Response({ headers: {} });
     try {
@@ -134,12 +169,21 @@ export class AuthorizationServer {
   }
 
   /**
-   * POST /oauth/revoke (RFC 7009): the client authenticates as at the token endpoint. A refresh
-   * token (or code) revokes its whole grant; an access token, itself. An unknown token, or one
-   * of another client, is answered 200 and left alone (§2.2).
+   * POST /oauth/revoke (RFC 7009): the client authenticates as at the token endpoint (RFC 6749
+   * §2.3.1, which the library does not cover here). A refresh token (or code) revokes its whole
+   * grant; an access token, itself. An unknown token, or one of another client, is answered 200
+   * and left alone (§2.2).
    */
-  async revoke(client: RegisteredClient, token: string): Promise<ProtocolResponse> {
-    const { tokens, resolver } = this.options;
+  async revoke(request: RevocationRequest): Promise<ProtocolResponse> {
+    const { tokens, resolver, clients } = this.options;
+    const client = request.clientId ? await clients.authenticate(request.clientId, request.secret) : undefined;
+    if (!client) {
+      const refused = protocolError(401, 'invalid_client', 'Client authentication failed.');
+      if (request.sentAuthorization) refused.headers['www-authenticate'] = 'Basic realm="oauth"';
+      return refused;
+    }
+    const token = request.token;
+    if (!token) return protocolError(400, 'invalid_request', 'The token parameter is required.');
     const stored = await tokens.findByHash(hashToken(token));
     if (stored && stored.clientId === client.clientId && !stored.revoked) {
       const now = new Date().toISOString();
@@ -152,11 +196,6 @@ export class AuthorizationServer {
       }
     }
     return { status: 200, headers: NO_STORE, body: undefined };
-  }
-
-  /** RFC 6749 §2.3.1 client authentication for the endpoints the library does not cover (revocation). */
-  authenticateClient(clientId: string, secret: string | undefined): Promise<RegisteredClient | undefined> {
-    return this.options.clients.authenticate(clientId, secret);
   }
 
   /** RFC 8414: exactly what this server supports. */

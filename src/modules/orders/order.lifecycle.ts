@@ -32,7 +32,8 @@ export interface LifecycleOptions {
 }
 
 export interface CustomerTierPort {
-  applyTier(trx: Transaction<DB>, accountId: number, deliveredGrams: number, ctx: ChangeContext): Promise<void>;
+  /** True when the tier changed. */
+  applyTier(trx: Transaction<DB>, accountId: number, deliveredGrams: number, ctx: ChangeContext): Promise<boolean>;
 }
 
 const YEAR_MS = 365 * 86_400_000;
@@ -106,14 +107,14 @@ export class OrderLifecycle {
     return updated;
   }
 
-  /** The account's tier from its deliveries of the last 12 months. */
-  async refreshTier(trx: Transaction<DB>, accountId: number, now: Date, ctx: ChangeContext): Promise<void> {
-    if (!this.options.tiers) return;
+  /** The account's tier from its deliveries of the last 12 months; true when it changed. */
+  async refreshTier(trx: Transaction<DB>, accountId: number, now: Date, ctx: ChangeContext): Promise<boolean> {
+    if (!this.options.tiers) return false;
     const grams = await this.options.orders.deliveredGramsSince(trx, accountId, new Date(now.getTime() - YEAR_MS).toISOString());
-    await this.options.tiers.applyTier(trx, accountId, grams, ctx);
+    return this.options.tiers.applyTier(trx, accountId, grams, ctx);
   }
 
-  /** Hourly: tiers fall as deliveries age out of the 12 months. */
+  /** Hourly: tiers fall as deliveries age out of the 12 months. Counts the customers whose tier changed. */
   tierJob(): Job {
     return {
       name: 'customer-tiers',
@@ -122,8 +123,9 @@ export class OrderLifecycle {
         const now = at ?? new Date();
         // Anyone who had a delivery in the last 13 months may have changed tier since.
         const accounts = await this.options.orders.accountsDeliveredSince(this.options.db, new Date(now.getTime() - YEAR_MS - 30 * 86_400_000).toISOString());
-        for (const accountId of accounts) await this.options.db.transaction().execute((trx) => this.refreshTier(trx, accountId, now, SYSTEM_CONTEXT));
-        return 0;
+        let changed = 0;
+        for (const accountId of accounts) if (await this.options.db.transaction().execute((trx) => this.refreshTier(trx, accountId, now, SYSTEM_CONTEXT))) changed++;
+        return changed;
       },
     };
   }
@@ -139,7 +141,7 @@ export class OrderLifecycle {
   }
 
   /**
-   * The worker: takes due orders one at a time, each in its own transaction with its claim,
+   * The `order-lifecycle` job: takes due orders one at a time, each in its own transaction with its claim,
    * so a crash before the commit leaves the step due (it runs again) and a committed step is
    * never due again. On PostgreSQL, instances skip each other's locked orders.
    */

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import { isPostgres } from '../../db/claim.js';
+import { isPostgres } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
 import type { DB } from '../../db/schema.js';
 import { columnsExcept } from '../../db/table-columns.js';

@@ -2,16 +2,17 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { changeContextOf, principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
-import { ValidationFailedError } from '../../kernel/errors.js';
-import { kilogramsToGrams } from './order.rules.js';
+import { orderPlacement, storeOrderPlacement } from './order.input.js';
+import { orderQueryOf } from './order.query.js';
 import { Order, OrderInput, OrderList, OrderPatch, StoreOrderInput, Tracking } from './order.schema.js';
-import type { OrderService, PlacementLine } from './order.service.js';
-import { ORDER_STATUSES, type OrderStatus } from './order.table.js';
+import type { OrderService } from './order.service.js';
+import { ORDER_STATUSES } from './order.table.js';
 
 const READ: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'read:orders' };
 const WRITE: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'write:orders' };
 const OrderId = Type.Object({ orderId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const Id = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+const orderPath = (id: string | number) => `/v2/orders/${id}`;
 const OWNERSHIP = 'Customers see and change only their own orders (another\'s is a 404); staff see all.';
 
 /** Form A (`/store/order`) and Form B (`/orders`): one Order, either spelling. */
@@ -27,15 +28,8 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrderService; sand
       response: { 201: Order, ...errorResponses(401, 403, 409, 422) },
     },
   }, async (request, reply) => {
-    const body = request.body;
-    const lines: PlacementLine[] = body.items.map((item, i) => ({ cheese: item.cheeseId, grams: item.quantity * 1000, field: `items.${i}`, quantityField: `items.${i}.quantity` }));
-    const address = body.shippingAddress;
-    const order = await orders.place(
-      { lines, address: { street: address.street, city: address.city, state: address.state ?? null, zip: address.zipCode ?? null, country: address.country }, countryField: 'shippingAddress.country', method: 'standard', notes: body.notes ?? null },
-      principalOf(request),
-      changeContextOf(request),
-    );
-    return reply.code(201).header('location', `/v2/orders/${order.id}`).send(order);
+    const order = await orders.place(storeOrderPlacement(request.body), principalOf(request), changeContextOf(request, orderPath));
+    return reply.code(201).header('location', orderPath(order.id)).send(order);
   });
 
   // The interface lists api_key alone here; Form B's GET /orders/{id} takes OAuth as well.
@@ -70,21 +64,8 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrderService; sand
       response: { 201: Order, ...errorResponses(401, 403, 409, 422) },
     },
   }, async (request, reply) => {
-    const body = request.body;
-    const problems: { field: string; message: string }[] = [];
-    const lines: PlacementLine[] = body.items.map((item, i) => {
-      const grams = kilogramsToGrams(item.quantity_kg);
-      if ('problem' in grams) problems.push({ field: `items.${i}.quantity_kg`, message: grams.problem });
-      return { cheese: item.cheeseId, grams: 'grams' in grams ? grams.grams : 0, field: `items.${i}`, quantityField: `items.${i}.quantity_kg` };
-    });
-    if (problems.length > 0) throw new ValidationFailedError(`The order is invalid: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}.`, problems);
-    const address = body.shipping.address;
-    const order = await orders.place(
-      { lines, address: { street: address.line1, city: address.city, state: address.region ?? null, zip: address.postalCode ?? null, country: address.country }, countryField: 'shipping.address.country', method: body.shipping.method, notes: body.notes ?? null },
-      principalOf(request),
-      changeContextOf(request),
-    );
-    return reply.code(201).header('location', `/v2/orders/${order.id}`).send(order);
+    const order = await orders.place(orderPlacement(request.body), principalOf(request), changeContextOf(request, orderPath));
+    return reply.code(201).header('location', orderPath(order.id)).send(order);
   });
 
   app.get('/orders', {
@@ -107,11 +88,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrderService; sand
       ),
       response: { 200: OrderList, ...errorResponses(400, 401, 403) },
     },
-  }, async (request) => {
-    const { limit = 20, cursor, status, from, to, customer } = request.query;
-    const iso = (value: string | undefined) => (value === undefined ? undefined : new Date(value).toISOString());
-    return orders.list(principalOf(request), { limit, cursor, statuses: status?.split(',') as OrderStatus[] | undefined, from: iso(from), to: iso(to), customer });
-  });
+  }, async (request) => orders.list(principalOf(request), orderQueryOf(request.query)));
 
   app.get('/orders/:id', {
     config: { auth: READ },

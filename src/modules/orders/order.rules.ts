@@ -46,6 +46,19 @@ export function nextStep(status: OrderStatus): Exclude<OrderTrigger, 'cancel'> |
   }
 }
 
+/** The triggers that take a just-placed order to `target`: the automatic steps in turn, or a cancellation. */
+export function triggersTo(target: OrderStatus): OrderTrigger[] {
+  if (target === 'cancelled') return ['cancel'];
+  const path: OrderTrigger[] = [];
+  for (let status: OrderStatus = 'placed'; status !== target; ) {
+    const step = nextStep(status);
+    if (step === null) throw new Error(`No order reaches ${target} from placed.`);
+    path.push(step);
+    status = TRANSITIONS[step].to;
+  }
+  return path;
+}
+
 /** The trigger that takes an order to `target` (staff PATCH of `status`), or null when none does. */
 export function triggerFor(target: OrderStatus): OrderTrigger | null {
   const found = (Object.entries(TRANSITIONS) as [OrderTrigger, { to: OrderStatus }][]).find(([, rule]) => rule.to === target);

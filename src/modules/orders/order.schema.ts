@@ -1,12 +1,13 @@
 import Type from 'typebox';
 import { ID_OR_SLUG_PATTERN } from '../../http/common.schema.js';
+import { COUNTRY_CODE_FORMAT } from '../../kernel/countries.js';
 import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 import { ORDER_STATUSES, SHIPPING_METHODS } from './order.table.js';
 
 const Nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: VISIBLE_TEXT_PATTERN });
 const Money = (description: string) => Type.Number({ description: `${description} In USD, two decimals.` });
-const Country = Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 (`FR`, `us`): a code that exists.' });
+const Country = Type.String({ format: COUNTRY_CODE_FORMAT, description: 'ISO 3166-1 alpha-2 (`FR`, `us`): a code that exists.' });
 
 export const OrderAddress = Type.Object(
   {
@@ -97,7 +98,7 @@ export const OrderInput = Type.Object(
       Type.Object(
         {
           cheeseId: Type.Union([Type.String({ pattern: ID_OR_SLUG_PATTERN }), Type.Integer({ minimum: 1 })], { description: 'The cheese\'s id or slug.' }),
-          quantity_kg: Type.Number({ minimum: 0.1, maximum: 100, description: '0.1 to 100 kg, a multiple of 0.05.' }),
+          quantity_kg: Type.Number({ minimum: 0.1, maximum: 100, multipleOf: 0.05, description: '0.1 to 100 kg, a multiple of 0.05.' }),
         },
         { additionalProperties: false },
       ),

@@ -1,15 +1,16 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
-import { isCountryCode } from '../../kernel/countries.js';
-import { ConflictError, ForbiddenError, InvalidRequestError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import { paginate, rowId, type CursorCodec, type Page } from '../../kernel/pagination.js';
 import type { Principal } from '../../kernel/principal.js';
 import type { CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
 import type { OrderPlacement } from './order.placement.js';
 import type { OrderLifecycle } from './order.lifecycle.js';
 import { toOrderView } from './order.mapper.js';
 import type { OrderRecord, OrderRepository } from './order.repository.js';
-import { triggerFor, type OrderTrigger } from './order.rules.js';
+import { nextStep, triggerFor, triggersTo } from './order.rules.js';
+import { ownerPatchChanges } from './order.input.js';
 import type { Placement } from './order.placement.js';
 import type { OrderPatchBody, OrderView, TrackingView } from './order.schema.js';
 import type { OrderActor, OrderStatus, ShippingMethod } from './order.table.js';
@@ -26,6 +27,8 @@ export interface OrderQuery {
   customer?: string;
 }
 
+/** The history's cursors carry the last order's id (the walk is newest first, by id). */
+const CURSOR_KIND = 'order';
 const isStaff = (principal: Principal) => principal.role === 'admin';
 const actorOf = (principal: Principal | null): OrderActor => (principal === null ? 'system' : isStaff(principal) ? 'staff' : 'customer');
 
@@ -38,6 +41,8 @@ export class OrderService {
       stock: StockService;
       cheeses: CheeseDirectory;
       placement: OrderPlacement;
+      /** Signs the history's cursors. */
+      cursors: CursorCodec;
       /** The account id of a username, for staff filtering by customer. */
       accountIdOf: (username: string) => Promise<number | undefined>;
     },
@@ -52,7 +57,7 @@ export class OrderService {
     const placed = await db.transaction().execute(async (trx) => {
       const placed = await this.options.placement.placeIn(trx, placement, { accountId: principal.accountId, actor: actorOf(principal) }, ctx);
       // With an Idempotency-Key: the order is noted with the key, in its own transaction.
-      await ctx.created?.(trx, `/v2/orders/${placed.order.id}`);
+      await ctx.created?.(trx, Number(placed.order.id));
       return placed;
     });
     stock.changed();
@@ -63,18 +68,20 @@ export class OrderService {
     return this.#view(this.options.db, await this.#visible(this.options.db, id, principal));
   }
 
-  async list(principal: Principal, query: OrderQuery): Promise<{ items: OrderView[]; hasMore: boolean; nextCursor: string | null }> {
+  async list(principal: Principal, query: OrderQuery): Promise<Page<OrderView>> {
     let accountId: number | undefined = isStaff(principal) ? undefined : principal.accountId;
     if (query.customer !== undefined) {
       if (!isStaff(principal)) throw new ForbiddenError('Only staff filter orders by customer; yours are the only ones you see.');
       accountId = (await this.options.accountIdOf(query.customer)) ?? -1;
     }
-    const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    const records = await this.options.orders.page({ accountId, statuses: query.statuses, createdFrom: query.from, createdTo: query.to, beforeId, limit: query.limit + 1 });
-    const page = records.slice(0, query.limit);
-    const items = await this.#views(this.options.db, page);
-    const hasMore = records.length > query.limit;
-    return { items, hasMore, nextCursor: hasMore ? encodeCursor(Number(page.at(-1)!.id)) : null };
+    const { cursors } = this.options;
+    const beforeId = query.cursor === undefined ? undefined : cursors.decode(CURSOR_KIND, query.cursor, rowId);
+    const page = await paginate(
+      query.limit,
+      (take) => this.options.orders.page({ accountId, statuses: query.statuses, createdFrom: query.from, createdTo: query.to, beforeId, limit: take }),
+      (last) => cursors.encode(CURSOR_KIND, Number(last.id)),
+    );
+    return { ...page, items: await this.#views(this.options.db, page.items) };
   }
 
   /** DELETE: placed or approved → cancelled, stock given back; cancelled again is fine (204). */
@@ -103,17 +110,7 @@ export class OrderService {
       }
       if (body.notes !== undefined || body.shippingAddress !== undefined) {
         if (order.status !== 'placed') throw new ConflictError(`The order is ${order.status}: notes and the address change only while it is placed.`);
-        const address = body.shippingAddress;
-        if (address?.country !== undefined && !isCountryCode(address.country.toUpperCase())) throw ValidationFailedError.field('shippingAddress.country', 'is not an ISO 3166-1 alpha-2 country code');
-        await orders.update(trx, id, {
-          ...(body.notes !== undefined ? { notes: body.notes } : {}),
-          ...(address?.street !== undefined ? { ship_street: address.street } : {}),
-          ...(address?.city !== undefined ? { ship_city: address.city } : {}),
-          ...(address?.state !== undefined ? { ship_state: address.state } : {}),
-          ...(address?.zipCode !== undefined ? { ship_zip: address.zipCode } : {}),
-          ...(address?.country !== undefined ? { ship_country: address.country.toUpperCase() } : {}),
-          updated_at: new Date().toISOString(),
-        });
+        await orders.update(trx, id, { ...ownerPatchChanges(body), updated_at: new Date().toISOString() });
         order = (await orders.find(trx, id))!;
       }
       if (body.status !== undefined && body.status !== order.status) {
@@ -147,7 +144,7 @@ export class OrderService {
     const { db, lifecycle, stock } = this.options;
     const record = await db.transaction().execute(async (trx) => {
       const order = await this.#visible(trx, id, principal);
-      const trigger = order.status === 'placed' ? 'capture' : order.status === 'approved' ? 'ship' : order.status === 'shipped' ? 'deliver' : null;
+      const trigger = nextStep(order.status);
       if (trigger === null) throw new ConflictError(`The order is ${order.status}: it has no next state.`);
       return lifecycle.apply(trx, id, trigger, actorOf(principal), ctx);
     });
@@ -180,8 +177,7 @@ export class OrderService {
         customer,
         ctx,
       );
-      const path: OrderTrigger[] = target === 'cancelled' ? ['cancel'] : (['capture', 'ship', 'deliver'] as const).slice(0, ['placed', 'approved', 'shipped', 'delivered'].indexOf(target));
-      for (const trigger of path) await db.transaction().execute((trx) => lifecycle.apply(trx, order.id, trigger, 'system', ctx));
+      for (const trigger of triggersTo(target)) await db.transaction().execute((trx) => lifecycle.apply(trx, order.id, trigger, 'system', ctx));
       // Fixtures keep their state: the worker leaves them alone (the sandbox advance moves them on).
       await db.transaction().execute((trx) => this.options.orders.update(trx, order.id, { next_step_at: null }));
     }
@@ -204,14 +200,4 @@ export class OrderService {
     const items = await this.options.orders.items(executor, records.map((r) => Number(r.id)));
     return records.map((record) => toOrderView(record, items.filter((item) => Number(item.order_id) === Number(record.id))));
   }
-}
-
-function encodeCursor(lastId: number): string {
-  return Buffer.from(`order:${lastId}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): number {
-  const match = /^order:([1-9][0-9]{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw new InvalidRequestError('The cursor is not one this API gave out: start again without it.', [{ field: 'cursor', message: 'is invalid' }]);
-  return Number(match[1]);
 }

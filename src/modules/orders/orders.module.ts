@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import { ConflictError } from '../../kernel/errors.js';
-import type { FeatureModule } from '../../kernel/module.js';
+import type { FeatureModule, Job } from '../../kernel/module.js';
+import type { CursorCodec } from '../../kernel/pagination.js';
 import type { CheeseDeletionPort, CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { AccountDeletionPort, CustomerService, PreferencesService } from '../customers/customers.module.js';
@@ -10,6 +11,7 @@ import { SubscriptionRepository } from './subscription.repository.js';
 import { subscriptionRoutes } from './subscription.routes.js';
 import { SubscriptionService } from './subscription.service.js';
 import { recommendationRoutes } from './recommendation.routes.js';
+import { RecommendationService } from './recommendation.service.js';
 import { SYSTEM_CONTEXT } from '../../kernel/change-context.js';
 import { simulatedCourier, simulatedPayments, type Courier, type PaymentGateway } from './order.adapters.js';
 import { OrderLifecycle, type CustomerTierPort, type StepDelays } from './order.lifecycle.js';
@@ -28,6 +30,8 @@ export interface OrdersOptions {
   stock: StockService;
   cheeses: CheeseDirectory;
   delays: StepDelays;
+  /** Signs the order history's cursors. */
+  cursors: CursorCodec;
   /** The real providers, when a deployment has them; simulated otherwise. */
   payments?: PaymentGateway;
   courier?: Courier;
@@ -61,14 +65,14 @@ export function createOrdersModule(options: OrdersOptions): OrdersModule {
   const payments = options.payments ?? simulatedPayments;
   const lifecycle = new OrderLifecycle({ db, orders, stock, outbox, payments, courier: options.courier ?? simulatedCourier, delays: options.delays, tiers: options.tiers });
   const placement = new OrderPlacement({ orders, lifecycle, stock, cheeses: options.cheeses, payments });
-  const service = new OrderService({ db, orders, lifecycle, stock, cheeses: options.cheeses, placement, accountIdOf: options.accountIdOf });
+  const service = new OrderService({ db, orders, lifecycle, stock, cheeses: options.cheeses, placement, cursors: options.cursors, accountIdOf: options.accountIdOf });
+  const recommendations = options.preferences ? new RecommendationService({ db, orders, cheeses: options.cheeses, preferences: options.preferences }) : undefined;
   const subscriptions =
-    options.customers && options.preferences
-      ? new SubscriptionService({ db, subscriptions: new SubscriptionRepository(), customers: options.customers, preferences: options.preferences, cheeses: options.cheeses, orders, placement, stock, outbox })
+    options.customers && recommendations
+      ? new SubscriptionService({ db, subscriptions: new SubscriptionRepository(), customers: options.customers, recommendations, placement, stock, outbox })
       : undefined;
-  // One worker moves orders on and places the subscriptions' monthly orders.
-  const steps = lifecycle.job(pollMs(options.delays));
-  const orderWorker = { ...steps, run: async (at?: Date) => (await steps.run(at)) + ((await subscriptions?.placeDue(at ?? new Date())) ?? 0) };
+  // Two jobs at the same pace: one moves orders on (`order-lifecycle`), one places the subscriptions' monthly orders.
+  const subscriptionOrders: Job[] = subscriptions ? [{ name: 'subscription-orders', everyMs: pollMs(options.delays), run: (at?: Date) => subscriptions.placeDue(at ?? new Date()) }] : [];
   const cheeseDeletion: CheeseDeletionPort = {
     // Placed and approved orders holding the cheese are cancelled; a shipped one forbids the deletion.
     async beforeCheeseDeleted(trx, cheeseId, ctx) {
@@ -89,10 +93,10 @@ export function createOrdersModule(options: OrdersOptions): OrdersModule {
     name: 'orders',
     routes: async (app) => {
       await app.register(orderRoutes, { orders: service, sandbox: options.environment !== 'production' });
-      if (options.preferences) await app.register(recommendationRoutes, { db, orders, cheeses: options.cheeses, preferences: options.preferences });
+      if (recommendations) await app.register(recommendationRoutes, { recommendations });
       if (subscriptions) await app.register(subscriptionRoutes, { subscriptions });
     },
-    jobs: [orderWorker, lifecycle.tierJob()],
+    jobs: [lifecycle.job(pollMs(options.delays)), ...subscriptionOrders, lifecycle.tierJob()],
     provides: { cheeseDeletion, accountDeletion, orders: service },
   };
 }

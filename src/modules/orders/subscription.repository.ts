@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import { isPostgres } from '../../db/claim.js';
+import { isPostgres } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { columnsExcept } from '../../db/table-columns.js';
 import { SUBSCRIPTION_COLUMNS, type SubscriptionTable } from './subscription.table.js';

@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { COUNTRY_CODE_FORMAT } from '../../kernel/countries.js';
 import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 import { SHIPPING_METHODS } from './order.table.js';
 
@@ -11,14 +12,14 @@ const Address = Type.Object(
     city: Text(100),
     region: Type.Optional(Nullable(Text(100))),
     postalCode: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9 -]{0,11}$' }))),
-    country: Type.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2: a code that exists.' }),
+    country: Type.String({ format: COUNTRY_CODE_FORMAT, description: 'ISO 3166-1 alpha-2 (`FR`, `us`): a code that exists.' }),
   },
   { additionalProperties: false },
 );
 
 export const SubscriptionInput = Type.Object(
   {
-    quantity_kg: Type.Number({ minimum: 0.1, maximum: 5, description: 'Each month\'s cheese: 0.1 to 5 kg, a multiple of 0.05.' }),
+    quantity_kg: Type.Number({ minimum: 0.1, maximum: 5, multipleOf: 0.05, description: 'Each month\'s cheese: 0.1 to 5 kg, a multiple of 0.05.' }),
     shipping: Type.Object({ method: Type.Enum([...SHIPPING_METHODS]), address: Address }, { additionalProperties: false }),
     dayOfMonth: Type.Optional(Type.Integer({ minimum: 1, maximum: 28, description: 'The day each month\'s order is placed (09:00 UTC); 1 to 28 so every month has it. Default 1.' })),
   },

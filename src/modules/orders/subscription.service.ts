@@ -3,15 +3,14 @@ import type { DB } from '../../db/schema.js';
 import { toIso, toIsoOrNull } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import { SYSTEM_CONTEXT } from '../../kernel/change-context.js';
-import { AppError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import { AppError, NotFoundError } from '../../kernel/errors.js';
 import type { Principal } from '../../kernel/principal.js';
-import type { CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
-import type { CustomerService, PreferencesService } from '../customers/customers.module.js';
+import type { StockService } from '../catalogue/catalogue.module.js';
+import type { CustomerService } from '../customers/customers.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
+import { addressFromFormB, gramsOf } from './order.input.js';
 import type { OrderPlacement } from './order.placement.js';
-import type { OrderRepository } from './order.repository.js';
-import { kilogramsToGrams } from './order.rules.js';
-import { recommend } from './recommendation.rules.js';
+import type { RecommendationService } from './recommendation.service.js';
 import type { SubscriptionRecord, SubscriptionRepository } from './subscription.repository.js';
 import { nextMonthlyRun } from './subscription.rules.js';
 import type { SubscriptionInputBody, SubscriptionView } from './subscription.schema.js';
@@ -42,9 +41,7 @@ export class SubscriptionService {
       db: Kysely<DB>;
       subscriptions: SubscriptionRepository;
       customers: CustomerService;
-      preferences: PreferencesService;
-      cheeses: CheeseDirectory;
-      orders: OrderRepository;
+      recommendations: RecommendationService;
       placement: OrderPlacement;
       stock: StockService;
       outbox: Outbox;
@@ -61,23 +58,22 @@ export class SubscriptionService {
 
   /** PUT: starts or replaces the subscription (active again if it was cancelled). */
   async save(username: string, input: SubscriptionInputBody, principal: Principal, ctx: ChangeContext): Promise<{ view: SubscriptionView; created: boolean }> {
-    const grams = kilogramsToGrams(input.quantity_kg);
-    if ('problem' in grams) throw ValidationFailedError.field('quantity_kg', grams.problem);
+    const grams = gramsOf(input.quantity_kg, 'quantity_kg');
+    const address = addressFromFormB(input.shipping.address);
     const { db, customers, subscriptions, outbox } = this.options;
     return db.transaction().execute(async (trx) => {
       const customer = await customers.require(trx, username, principal);
       const now = new Date();
       const day = input.dayOfMonth ?? 1;
-      const address = input.shipping.address;
       const outcome = await subscriptions.save(trx, {
         account_id: customer.id,
         status: 'active',
-        grams: grams.grams,
+        grams,
         shipping_method: input.shipping.method,
-        ship_street: address.line1,
+        ship_street: address.street,
         ship_city: address.city,
-        ship_state: address.region ?? null,
-        ship_zip: address.postalCode ?? null,
+        ship_state: address.state,
+        ship_zip: address.zip,
         ship_country: address.country.toUpperCase(),
         day_of_month: day,
         next_order_at: nextMonthlyRun(now, day).toISOString(),
@@ -129,12 +125,9 @@ export class SubscriptionService {
   }
 
   async #placeMonth(trx: Parameters<OrderPlacement['placeIn']>[0], sub: SubscriptionRecord): Promise<number> {
-    const { preferences, cheeses, orders, placement } = this.options;
+    const { recommendations, placement } = this.options;
     const accountId = Number(sub.account_id);
-    const tastes = await preferences.ofAccount(trx, accountId);
-    const catalogue = await cheeses.profiles(trx);
-    const bought = await orders.cheesesBoughtBy(trx, accountId);
-    const pick = recommend(catalogue, tastes, bought, 1)[0];
+    const pick = await recommendations.bestFor(trx, accountId);
     if (!pick) throw new NotFoundError('No cheese in the catalogue suits this customer this month.');
     const record = await placement.placeIn(
       trx,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
@@ -21,6 +22,8 @@ const REFILL_MS = 10;
  * transaction, one claim and one look at the next due time instead of paying for each.
  */
 const MIN_CYCLE_GAP_MS = 4;
+/** Opened secrets kept, by ciphertext: far more than the webhooks one cycle sends to. */
+const MAX_OPEN_SECRETS = 1000;
 
 export interface DispatcherOptions {
   db: Kysely<DB>;
@@ -49,7 +52,8 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined;
   /** Whether the outbox may hold rows not fanned out yet: set by commits, the poll and a full batch. */
   #outboxPending = true;
-  readonly #secretCache = new Map<string, string>();
+  /** No ttl: a ciphertext always opens to the same secret; a rotation stores a new ciphertext. */
+  readonly #secretCache = new LRUCache<string, string>({ max: MAX_OPEN_SECRETS });
   readonly #completions = new Batch<Completion>((batch) => this.options.deliveries.complete(batch, nowIso()));
 
   constructor(private readonly options: DispatcherOptions) {}
@@ -236,7 +240,6 @@ export class WebhookDispatcher {
     let secret = this.#secretCache.get(ciphertext);
     if (secret === undefined) {
       secret = this.options.secrets.open(ciphertext);
-      if (this.#secretCache.size >= 1000) this.#secretCache.clear();
       this.#secretCache.set(ciphertext, secret);
     }
     return secret;

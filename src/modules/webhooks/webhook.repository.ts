@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { isPostgres } from '../../db/claim.js';
+import { isPostgres } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { changeContextOf, principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
-import { InvalidRequestError } from '../../kernel/errors.js';
 import { EVENT_TYPES } from '../outbox/outbox.module.js';
 import type { WebhookRecord } from './webhook.repository.js';
 import { CreatedWebhook, ReplayInput, TestResult, Webhook, WebhookAttempt, WebhookInput, WebhookPatch } from './webhook.schema.js';
@@ -21,17 +20,6 @@ const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20
 function present(webhook: WebhookRecord) {
   const { accountId: _accountId, ...view } = webhook;
   return view;
-}
-
-function encodeCursor(kind: string, id: number): string {
-  return Buffer.from(`${kind}:${id}`).toString('base64url');
-}
-
-function decodeCursor(kind: string, cursor: string | undefined): number | null {
-  if (cursor === undefined) return null;
-  const match = new RegExp(`^${kind}:([1-9][0-9]{0,15})$`).exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw new InvalidRequestError('The cursor is not one this API gave out: start again without it.', [{ field: 'cursor', message: 'is invalid' }]);
-  return Number(match[1]);
 }
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService }> = async (app, { webhooks }) => {
@@ -69,8 +57,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     },
   }, async (request) => {
     const { limit = 20, cursor } = request.query;
-    const page = await webhooks.list(principalOf(request), decodeCursor('webhook', cursor) ?? 0, limit);
-    return { items: page.items.map(present), hasMore: page.hasMore, nextCursor: page.hasMore ? encodeCursor('webhook', page.items.at(-1)!.id) : null };
+    const page = await webhooks.list(principalOf(request), cursor, limit);
+    return { ...page, items: page.items.map(present) };
   });
 
   app.get('/webhooks/:id', {
@@ -115,8 +103,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     },
   }, async (request) => {
     const { outcome, eventType, limit = 20, cursor } = request.query;
-    const page = await webhooks.attempts(principalOf(request), request.params.id, { ...(outcome && { outcome }), ...(eventType && { eventType }) }, decodeCursor('attempt', cursor), limit);
-    return { items: page.items, hasMore: page.hasMore, nextCursor: page.hasMore ? encodeCursor('attempt', page.items.at(-1)!.id) : null };
+    return webhooks.attempts(principalOf(request), request.params.id, { ...(outcome && { outcome }), ...(eventType && { eventType }) }, cursor, limit);
   });
 
   app.post('/webhooks/:id/test', {

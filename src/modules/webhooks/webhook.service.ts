@@ -5,6 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
+import { paginate, rowId, type CursorCodec, type Page } from '../../kernel/pagination.js';
 import type { Principal } from '../../kernel/principal.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { Outbox } from '../outbox/outbox.module.js';
@@ -20,6 +21,9 @@ import type { AttemptOutcome } from './webhook.table.js';
 export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
 /** How long a rotated-out secret still signs (decisions.md §8). */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+/** Both lists' cursors carry the last row's id; each kind is refused by the other list. */
+const WEBHOOK_CURSOR = 'webhook';
+const ATTEMPT_CURSOR = 'attempt';
 
 export interface WebhookInput {
   url: string;
@@ -49,6 +53,8 @@ export interface WebhookServiceOptions {
   outbox: Outbox;
   secrets: SecretBox;
   guard: AddressGuard;
+  /** Signs the cursors of the webhook list and of the attempt log. */
+  cursors: CursorCodec;
   /** Production resolves a URL's host at registration and refuses private targets outright. */
   resolveAtRegistration: boolean;
 }
@@ -78,9 +84,10 @@ export class WebhookService {
   }
 
   /** One page, oldest first: the caller's own webhooks, or every account's for staff. */
-  async list(principal: Principal, afterId: number, limit: number): Promise<{ items: WebhookRecord[]; hasMore: boolean }> {
-    const page = await this.options.webhooks.list(isStaff(principal) ? null : principal.accountId, afterId, limit + 1);
-    return { items: page.slice(0, limit), hasMore: page.length > limit };
+  list(principal: Principal, cursor: string | undefined, limit: number): Promise<Page<WebhookRecord>> {
+    const { cursors } = this.options;
+    const afterId = cursor === undefined ? 0 : cursors.decode(WEBHOOK_CURSOR, cursor, rowId);
+    return paginate(limit, (take) => this.options.webhooks.list(isStaff(principal) ? null : principal.accountId, afterId, take), (last) => cursors.encode(WEBHOOK_CURSOR, last.id));
   }
 
   get(principal: Principal, id: number): Promise<WebhookRecord> {
@@ -113,10 +120,12 @@ export class WebhookService {
     await this.options.webhooks.delete(id);
   }
 
-  async attempts(principal: Principal, id: number, filter: { outcome?: AttemptOutcome; eventType?: string }, beforeId: number | null, limit: number): Promise<{ items: AttemptView[]; hasMore: boolean }> {
+  /** One page of the attempt log, newest first. A cursor that is not one of ours is a 400 before the webhook is looked up. */
+  async attempts(principal: Principal, id: number, filter: { outcome?: AttemptOutcome; eventType?: string }, cursor: string | undefined, limit: number): Promise<Page<AttemptView>> {
+    const { cursors } = this.options;
+    const beforeId = cursor === undefined ? null : cursors.decode(ATTEMPT_CURSOR, cursor, rowId);
     await this.#managed(principal, id);
-    const page = await this.options.deliveries.attempts(id, filter, beforeId, limit + 1);
-    return { items: page.slice(0, limit), hasMore: page.length > limit };
+    return paginate(limit, (take) => this.options.deliveries.attempts(id, filter, beforeId, take), (last) => cursors.encode(ATTEMPT_CURSOR, last.id));
   }
 
   /**

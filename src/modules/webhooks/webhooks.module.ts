@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule, Job } from '../../kernel/module.js';
+import type { CursorCodec } from '../../kernel/pagination.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import { AddressGuard } from './address.guard.js';
 import { DeliveryRepository } from './delivery.repository.js';
@@ -23,6 +24,8 @@ export interface WebhooksOptions {
   outbox: Outbox;
   /** Encrypts webhook secrets at rest (through a key derived from it). */
   appSecret: string;
+  /** Signs the cursors of the webhook list and the attempt log. */
+  cursors: CursorCodec;
   settings: WebhookSettings;
   /** Subscribes to commits of outbox rows (the database's commit signal). */
   afterOutboxCommit: (listener: () => void) => () => void;
@@ -44,7 +47,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const webhookRepository = new WebhookRepository(db);
   const deliveries = new DeliveryRepository(db);
   const dispatcher = new WebhookDispatcher({ db, deliveries, sender, secrets, settings, log: options.log });
-  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, dispatcher, outbox: options.outbox, secrets, guard, resolveAtRegistration: options.environment === 'production' });
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
   let unsubscribe: (() => void) | undefined;
 
   const prune: Job = {

@@ -1,0 +1,79 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { InvalidRequestError } from './errors.js';
+
+/** What a cursor may carry: plain JSON (a position, and whatever else a list needs back). */
+export type CursorPosition = string | number | boolean | null | readonly CursorPosition[] | { readonly [key: string]: CursorPosition };
+
+/** What a client is told about a cursor this service did not give out for this list. */
+export const INVALID_CURSOR = 'The cursor is not one this API gave out: start again without it.';
+
+/**
+ * Opaque keyset cursors for every list: `base64url(JSON position).tag`, where the tag is an
+ * HMAC-SHA256 (128 bits kept) under a key derived from APP_SECRET, over the list's `kind`,
+ * the `binding` (what else the cursor is valid only with, such as a query's sort and
+ * filters) and the payload. An edited cursor, one of another list, or one reused with
+ * another binding is a 400 (InvalidRequestError on `cursor`), never a silently wrong page.
+ * Verification compares tags in constant time.
+ */
+export class CursorCodec {
+  readonly #key: Buffer;
+
+  constructor(appSecret: string) {
+    this.#key = Buffer.from(hkdfSync('sha256', appSecret, '', 'fromagerie pagination cursor v1', 32));
+  }
+
+  encode(kind: string, position: CursorPosition, binding = ''): string {
+    const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+    return `${payload}.${this.#tag(kind, binding, payload)}`;
+  }
+
+  /**
+   * The position `read` makes of a verified payload; `read` answers undefined for a shape it
+   * does not accept. Every failure is the same 400, with `message` or INVALID_CURSOR.
+   */
+  decode<T>(kind: string, cursor: string, read: (position: unknown) => T | undefined, options: { binding?: string; message?: string } = {}): T {
+    const invalid = () => new InvalidRequestError(options.message ?? INVALID_CURSOR, [{ field: 'cursor', message: 'is invalid' }]);
+    const [payload, tag, extra] = cursor.split('.');
+    if (!payload || !tag || extra !== undefined) throw invalid();
+    // Compared as the strings given out: base64url decoding would ignore a tail bit or a stray character.
+    const expected = Buffer.from(this.#tag(kind, options.binding ?? '', payload));
+    const given = Buffer.from(tag);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+    let position: unknown;
+    try {
+      position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw invalid();
+    }
+    const value = read(position);
+    if (value === undefined) throw invalid();
+    return value;
+  }
+
+  #tag(kind: string, binding: string, payload: string): string {
+    return createHmac('sha256', this.#key).update(JSON.stringify([kind, binding, payload])).digest().subarray(0, 16).toString('base64url');
+  }
+}
+
+/** A reader for cursors that carry a row id alone. */
+export function rowId(position: unknown): number | undefined {
+  return typeof position === 'number' && Number.isSafeInteger(position) && position > 0 ? position : undefined;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+  /** Null exactly when hasMore is false. */
+  nextCursor: string | null;
+}
+
+/**
+ * One page of a keyset walk: asks `fetch` for limit + 1 rows, keeps `limit`, and when the
+ * extra row came back, answers hasMore with the cursor `cursorAfter` makes of the last row kept.
+ */
+export async function paginate<T>(limit: number, fetch: (take: number) => Promise<readonly T[]>, cursorAfter: (last: T) => string | Promise<string>): Promise<Page<T>> {
+  const rows = await fetch(limit + 1);
+  const hasMore = rows.length > limit;
+  const items = rows.slice(0, limit);
+  return { items, hasMore, nextCursor: hasMore ? await cursorAfter(items.at(-1)!) : null };
+}
