@@ -69,7 +69,7 @@ export interface DB {
 }
 
 /**
- * Every table of DB with its columns, for test/schema-drift.test.ts to compare with the
+ * Every table of DB with its columns, for test/platform/schema-drift.test.ts to compare with the
  * migrated database. Typed by DB, so a table added there without its columns here (or given
  * another table's) does not compile.
  */

@@ -7,7 +7,7 @@ export type ColumnsOf<T> = { readonly [Column in keyof T & string]-?: null exten
 
 /**
  * A table type's columns as a value, for what types cannot do at run time: comparing them with
- * the migrated database (test/schema-drift.test.ts) and deriving column lists. Written as a
+ * the migrated database (test/platform/schema-drift.test.ts) and deriving column lists. Written as a
  * literal, the compiler refuses a missing column, an extra one and a wrong nullability, so the
  * value cannot drift from the type. Curried so T is always named, never inferred.
  */

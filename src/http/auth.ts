@@ -5,8 +5,13 @@ import type { CredentialKind, CredentialResolver, PresentedCredential, Principal
 import { hasScope, type Scope } from '../kernel/scopes.js';
 import type { RequestHook, RouteFilter } from '../kernel/request-stage.js';
 
-/** Interface §5.1 scheme names, as each route of the endpoint table lists them. */
-export type Scheme = 'api_key' | 'oauth' | 'bearer_auth';
+/**
+ * What an operation admits, after the interface's §5.1 schemes: `api_key` (an API key, in
+ * X-API-Key or as a bearer token), `bearer_auth` (a login token), and `any_bearer`, which
+ * the endpoint table calls `oauth` but which admits every bearer credential (an OAuth access
+ * token, a login token, an API key as a bearer token: decisions §6).
+ */
+export type Scheme = 'api_key' | 'any_bearer' | 'bearer_auth';
 
 export interface AuthRequirement {
   schemes: readonly Scheme[];
@@ -50,14 +55,14 @@ function presentedCredentials(request: FastifyRequest): PresentedCredential[] {
 /**
  * Whether a route's schemes admit a resolved credential (decisions.md §6), judged by what the
  * credential turned out to be, never by how its text looks: `api_key` takes API keys however
- * sent; `oauth` takes any bearer credential; `bearer_auth` takes login tokens only.
+ * sent; `any_bearer` takes any bearer credential; `bearer_auth` takes login tokens only.
  */
 function admits(schemes: readonly Scheme[], kind: CredentialKind, transport: Transport): boolean {
   return schemes.some((scheme) => {
     switch (scheme) {
       case 'api_key':
         return kind === 'api_key';
-      case 'oauth':
+      case 'any_bearer':
         return transport === 'bearer';
       case 'bearer_auth':
         return transport === 'bearer' && kind === 'login_token';
@@ -69,7 +74,7 @@ function describeSchemes(schemes: readonly Scheme[]): string {
   const parts = new Set<string>();
   for (const s of schemes) {
     if (s === 'api_key') parts.add('an API key in X-API-Key or as "Authorization: Bearer sk_…"');
-    if (s === 'oauth') parts.add('a bearer credential (OAuth access token, login token or API key) in Authorization');
+    if (s === 'any_bearer') parts.add('a bearer credential (OAuth access token, login token or API key) in Authorization');
     if (s === 'bearer_auth') parts.add('a login token in "Authorization: Bearer"');
   }
   return [...parts].join(', or ');
@@ -205,7 +210,7 @@ export function securityFor(auth: AuthRequirement | 'public' | undefined): Recor
   for (const scheme of auth.schemes) {
     if (scheme === 'api_key') schemes.add('api_key').add('api_key_bearer');
     // Any bearer credential: an OAuth token, a login token, or an API key as a bearer token.
-    if (scheme === 'oauth') schemes.add('cheesy_oauth').add('bearer_auth').add('api_key_bearer');
+    if (scheme === 'any_bearer') schemes.add('cheesy_oauth').add('bearer_auth').add('api_key_bearer');
     if (scheme === 'bearer_auth') schemes.add('bearer_auth');
   }
   return [...schemes].map((name) => ({ [name]: name === 'cheesy_oauth' && auth.scope ? [auth.scope] : [] }));

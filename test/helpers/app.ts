@@ -56,7 +56,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     appSecret: 'test-secret-test-secret-test-secret-0123',
     authCacheTtlMs: 5000,
     loginTokenTtlSeconds: 3600,
-    // None: a rotated refresh token presented again revokes its grant at once; test/oauth-refresh.test.ts sets its own.
+    // None: a rotated refresh token presented again revokes its grant at once; test/oauth/oauth-refresh.test.ts sets its own.
     oauthRefreshReuseIntervalSeconds: 0,
     readCacheMaxBytes: 32 * 1024 * 1024,
     corsOrigins: [],
@@ -66,7 +66,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     imageConcurrency: 2,
     imageQueue: 4,
     readCacheTtlMs: 2000,
-    // Off: tests make many requests; test/rate-limits.test.ts turns them on with its own figures.
+    // Off: tests make many requests; test/limits/rate-limits.test.ts turns them on with its own figures.
     rateLimits: { enabled: false, free: { perHour: 100, burst: 10 }, pro: { perHour: 10_000, burst: 100 }, enterprise: { perSecond: 1000, burst: 1000 }, perMinute: 1000 },
     redisUrl: undefined,
     idempotencyTtlSeconds: 86_400,

@@ -11,8 +11,8 @@ import type { CheesePage, CheeseReadService, ListRequest } from './cheese-read.s
 import { toCsv } from './csv.codec.js';
 
 const tagPattern = new RegExp(TAG_PATTERN);
-const READ_ANY: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'read:cheeses' };
-const READ_OAUTH: AuthRequirement = { schemes: ['oauth'], scope: 'read:cheeses' };
+const READ_ANY: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'read:cheeses' };
+const READ_OAUTH: AuthRequirement = { schemes: ['any_bearer'], scope: 'read:cheeses' };
 const READ_API_KEY: AuthRequirement = { schemes: ['api_key'], scope: 'read:cheeses' };
 /** Lists answer JSON, or CSV (2.4.0) when Accept prefers it. */
 const PAGE_TYPES = ['application/json', 'text/csv'] as const;

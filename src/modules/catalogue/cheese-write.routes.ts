@@ -12,7 +12,7 @@ import type { CheeseService } from './cheese.service.js';
 import type { BulkOperation, CheeseBulkService } from './cheese-bulk.service.js';
 import { BulkBody, BulkResponse, presentBulkResults } from './cheese-bulk.schema.js';
 
-const WRITE: AuthRequirement = { schemes: ['oauth'], scope: 'write:cheeses' };
+const WRITE: AuthRequirement = { schemes: ['any_bearer'], scope: 'write:cheeses' };
 
 /** A deletion, single or in a batch, needs `X-Confirm-Delete: true`; 400 otherwise, and nothing changes. */
 function requireDeleteConfirmation(request: FastifyRequest): void {

@@ -13,7 +13,7 @@ import { hasVisibleText } from '../../kernel/text.js';
 import { ImageUpload } from './cheese.schema.js';
 import { MAX_IMAGE_BYTES, type ImageService } from './image.service.js';
 
-const WRITE: AuthRequirement = { schemes: ['oauth'], scope: 'write:cheeses' };
+const WRITE: AuthRequirement = { schemes: ['any_bearer'], scope: 'write:cheeses' };
 
 function parseBoolean(value: string, field: string): boolean {
   const normalised = value.trim().toLowerCase();

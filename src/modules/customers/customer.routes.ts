@@ -7,8 +7,8 @@ import { ownAccountOnly } from './customer.access.js';
 import { CustomerInput, CustomerReplaceInput, Customer, ReplacedCustomer, USERNAME_PATTERN } from './customer.schema.js';
 import type { CustomerService } from './customer.service.js';
 
-const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'oauth'], scope: 'read:profile' };
-const WRITE_PROFILE: AuthRequirement = { schemes: ['bearer_auth', 'oauth'], scope: 'write:profile' };
+const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'any_bearer'], scope: 'read:profile' };
+const WRITE_PROFILE: AuthRequirement = { schemes: ['bearer_auth', 'any_bearer'], scope: 'write:profile' };
 // Closing an account takes the customer's own login (or staff), never a third-party application's token.
 const CLOSE_ACCOUNT: AuthRequirement = { schemes: ['bearer_auth'], scope: 'write:profile' };
 

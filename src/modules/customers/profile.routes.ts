@@ -9,8 +9,8 @@ import { USERNAME_PATTERN } from './customer.schema.js';
 import { Preferences, PreferencesInput } from './preferences.schema.js';
 import type { PreferencesService } from './preferences.service.js';
 
-const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'oauth'], scope: 'read:profile' };
-const WRITE_PROFILE: AuthRequirement = { schemes: ['bearer_auth', 'oauth'], scope: 'write:profile' };
+const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'any_bearer'], scope: 'read:profile' };
+const WRITE_PROFILE: AuthRequirement = { schemes: ['bearer_auth', 'any_bearer'], scope: 'write:profile' };
 const OWNERSHIP = 'A customer reaches only their own account (any other username is 403); staff reach every customer.';
 
 const Username = Type.String({ pattern: USERNAME_PATTERN });

@@ -5,7 +5,7 @@ import { errorResponses } from '../../http/common.schema.js';
 import { PLANS } from '../../kernel/plans.js';
 import type { AccountService } from './account.service.js';
 
-const STAFF: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'admin' };
+const STAFF: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'admin' };
 const AccountPlan = Type.Object(
   { username: Type.String(), plan: Type.Enum([...PLANS], { description: 'free: 100 requests/hour, burst 10; pro: 10,000/hour, burst 100 (both also at most 1,000/minute); enterprise: a bucket of 1,000 refilled at 1,000/s. Figures are configuration (README).' }) },
   { $id: 'AccountPlan' },

@@ -8,7 +8,7 @@ import type { ApiKeyService } from './api-key.service.js';
 import { parseScopes } from '../../kernel/scopes.js';
 
 // Managing your own keys needs no particular scope, only a credential of yours.
-const OWN_KEYS: AuthRequirement = { schemes: ['api_key', 'oauth'] };
+const OWN_KEYS: AuthRequirement = { schemes: ['api_key', 'any_bearer'] };
 
 function present(record: ApiKeyRecord) {
   return {

@@ -5,7 +5,7 @@ import { errorResponses } from '../../http/common.schema.js';
 import { CreatedOAuthClient, OAuthClient, OAuthClientInput } from './oauth-client.schema.js';
 import type { OAuthClientService } from './oauth-client.service.js';
 
-const STAFF: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'admin' };
+const STAFF: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'admin' };
 const ClientRef = Type.Unsafe<Type.Static<typeof OAuthClient>>({ $ref: 'OAuthClient#' });
 
 export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClientService }> = async (app, { clients }) => {

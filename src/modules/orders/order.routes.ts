@@ -8,8 +8,8 @@ import { Order, OrderInput, OrderList, OrderPatch, StoreOrderInput, Tracking } f
 import type { OrderService } from './order.service.js';
 import { ORDER_STATUSES } from './order.table.js';
 
-const READ: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'read:orders' };
-const WRITE: AuthRequirement = { schemes: ['api_key', 'oauth'], scope: 'write:orders' };
+const READ: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'read:orders' };
+const WRITE: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'write:orders' };
 const OrderId = Type.Object({ orderId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const Id = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const orderPath = (id: string | number) => `/v2/orders/${id}`;
@@ -18,7 +18,7 @@ const OWNERSHIP = 'Customers see and change only their own orders (another\'s is
 /** Form A (`/store/order`) and Form B (`/orders`): one Order, either spelling. */
 export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrderService; sandbox: boolean }> = async (app, { orders, sandbox }) => {
   app.post('/store/order', {
-    config: { auth: { schemes: ['oauth'], scope: 'write:orders' }, idempotent: true },
+    config: { auth: { schemes: ['any_bearer'], scope: 'write:orders' }, idempotent: true },
     schema: {
       tags: ['store'],
       operationId: 'placeOrder',

@@ -6,7 +6,7 @@ import { ownAccountOnly } from '../customers/customers.module.js';
 import { RecommendationList } from './recommendation.schema.js';
 import type { RecommendationService } from './recommendation.service.js';
 
-const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'oauth'], scope: 'read:profile' };
+const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'any_bearer'], scope: 'read:profile' };
 
 /** GET /customer/{username}/recommendations: from the preference profile and the order history. */
 export const recommendationRoutes: FastifyPluginAsyncTypebox<{ recommendations: RecommendationService }> = async (app, { recommendations }) => {

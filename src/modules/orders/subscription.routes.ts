@@ -6,8 +6,8 @@ import { ownAccountOnly } from '../customers/customers.module.js';
 import { Subscription, SubscriptionInput } from './subscription.schema.js';
 import type { SubscriptionService } from './subscription.service.js';
 
-const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'oauth'], scope: 'read:profile' };
-const WRITE_PROFILE: AuthRequirement = { schemes: ['bearer_auth', 'oauth'], scope: 'write:profile' };
+const READ_PROFILE: AuthRequirement = { schemes: ['api_key', 'bearer_auth', 'any_bearer'], scope: 'read:profile' };
+const WRITE_PROFILE: AuthRequirement = { schemes: ['bearer_auth', 'any_bearer'], scope: 'write:profile' };
 const Username = Type.Object({ username: Type.String({ minLength: 1, maxLength: 64 }) });
 const ACCESS = 'A customer reaches only their own (any other username is 403); staff reach every customer.';
 

@@ -2,7 +2,7 @@
  * The `data` of every event kind, exactly as the emitting code builds it today (snake_case
  * keys, ids as strings: decisions.md §2, §8), and the envelope's `metadata`. The webhook
  * reference (docs/events.md, `npx tsx scripts/events.ts`) is generated from these, and
- * test/event-payloads.test.ts checks real outbox rows against them.
+ * test/outbox/event-payloads.test.ts checks real outbox rows against them.
  */
 import Type from 'typebox';
 import type { EventType } from './outbox.writer.js';

@@ -8,7 +8,7 @@ import { CreatedWebhook, ReplayInput, TestResult, Webhook, WebhookAttempt, Webho
 import type { WebhookService } from './webhook.service.js';
 
 // Your own webhooks need only a credential of yours; what they may carry follows its scopes.
-const OWN: AuthRequirement = { schemes: ['api_key', 'oauth'] };
+const OWN: AuthRequirement = { schemes: ['api_key', 'any_bearer'] };
 const TAGS = ['webhooks'];
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const WebhookRef = Type.Unsafe<Type.Static<typeof Webhook>>({ $ref: 'Webhook#' });

@@ -1,0 +1,96 @@
+import { spawn, execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
+
+const run = promisify(execFile);
+let storage: TestStorage;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  storage = await createTestStorage();
+  env = processEnvFor(storage);
+});
+afterAll(() => storage.dispose());
+
+function cli(...args: string[]) {
+  return run(process.execPath, ['bin/fromagerie.js', ...args], { env, timeout: 60_000 });
+}
+
+describe('npm start (src/server.ts)', () => {
+  it('migrates, seeds, prints the docs and the generated admin password once, serves, and stops on SIGTERM', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port) } });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const deadline = Date.now() + 45_000;
+    while (!output.includes('Interactive docs') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(output).toContain(`http://127.0.0.1:${port}/docs`);
+    expect(output).toMatch(/created admin "admin" with password: \S{20,}/);
+
+    const health = await fetch(`http://127.0.0.1:${port}/v2/health`);
+    expect(health.status).toBe(200);
+    const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    expect(output).not.toMatch(/Error|at .*\.ts:\d+/);
+  });
+
+  it('does not print the password again on the next start; the CLI creates a working key', async () => {
+    const created = await cli('api-keys', 'create', '--user', 'admin', '--scopes', 'read:cheeses write:cheeses', '--name', 'pos');
+    const lines = created.stdout.trim().split('\n');
+    const key = lines.at(-1)!;
+    expect(key).toMatch(/^sk_test_[A-Za-z0-9_-]{43}$/);
+
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port) } });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    const deadline = Date.now() + 45_000;
+    while (!output.includes('Interactive docs') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    try {
+      expect(output).not.toContain('password');
+      const res = await fetch(`http://127.0.0.1:${port}/v2/cheeses?limit=1`, { headers: { 'x-api-key': key } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { total: number }).total).toBeGreaterThanOrEqual(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+
+    const listed = await cli('api-keys', 'list', '--user', 'admin');
+    expect(listed.stdout).toContain(key.slice(0, 16));
+    expect(listed.stdout).not.toContain(key);
+  });
+
+  it('the CLI refuses unknown users and scopes with a message and exit code 1', async () => {
+    await expect(cli('api-keys', 'create', '--user', 'nobody', '--scopes', 'admin')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no account named') });
+    await expect(cli('api-keys', 'create', '--user', 'admin', '--scopes', 'root')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('--scopes') });
+  });
+});
+
+describe('configuration', () => {
+  it('refuses to start in production without ADMIN_PASSWORD or APP_SECRET', () => {
+    expect(() => loadConfig({ CHEESE_ENV: 'production', APP_SECRET: 'x'.repeat(32) })).toThrow(/ADMIN_PASSWORD/);
+    expect(() => loadConfig({ CHEESE_ENV: 'production', ADMIN_PASSWORD: 'long-enough-password' })).toThrow(/APP_SECRET/);
+  });
+
+  it('names every invalid variable', () => {
+    try {
+      loadConfig({ PORT: 'eighty', CHEESE_ENV: 'staging', DATA_DIR: storage.dataDir });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/PORT/);
+      expect((error as Error).message).toMatch(/CHEESE_ENV/);
+    }
+  });
+
+  it('uses the documented defaults', () => {
+    const config = loadConfig({ DATA_DIR: storage.dataDir });
+    expect(config).toMatchObject({ env: 'development', port: 8080, host: '127.0.0.1', adminUsername: 'admin', lowStockThresholdKg: 5, publicUrl: 'http://127.0.0.1:8080' });
+    expect(config.appSecret.length).toBeGreaterThanOrEqual(32);
+    expect(loadConfig({ DATA_DIR: storage.dataDir }).appSecret).toBe(config.appSecret);
+  });
+});
