@@ -123,6 +123,17 @@ describe('POST /cheeses/{id}/uploadImage', () => {
     expect((await sharp(stored).metadata()).exif).toBeUndefined();
   });
 
+  it('turns an image its EXIF says is rotated, and stores it upright without the tag; an upright one as it is', async () => {
+    const sideways = await sharp(await image('jpeg', 64, 48)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const turned = await t.http.post(`/v2/cheeses/${cheeseId}/uploadImage`, { headers: bearer(admin), body: form(sideways) });
+    expect(turned.status).toBe(200);
+    expect([turned.body.width, turned.body.height]).toEqual([48, 64]);
+    const stored = await sharp(Buffer.from(await (await fetch(`${t.http.baseUrl}${new URL(turned.body.imageUrl).pathname}`)).arrayBuffer())).metadata();
+    expect([stored.width, stored.height, stored.orientation]).toEqual([48, 64, undefined]);
+    const upright = await t.http.post(`/v2/cheeses/${cheeseId}/uploadImage`, { headers: bearer(admin), body: form(await image('jpeg', 64, 48)) });
+    expect([upright.body.width, upright.body.height]).toEqual([64, 48]);
+  });
+
   it('404 for an unknown image, and deleting the cheese removes its images', async () => {
     expect((await t.http.get(`/v2/cheeses/${cheeseId}/images/99999`)).status).toBe(404);
     const up = await t.http.post(`/v2/cheeses/${cheeseId}/uploadImage`, { headers: bearer(admin), body: form(await image('jpeg')) });

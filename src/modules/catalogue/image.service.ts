@@ -14,6 +14,9 @@ export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Decoded size limit: a 10 MB file may not unpack into gigabytes (decompression bombs). */
 export const MAX_IMAGE_PIXELS = 40_000_000;
 const THUMBNAIL_PX = 320;
+// libvips's operation cache keeps decoded images after the upload that decoded them: memory
+// an upload never gets back (docs/performance.md, "Image uploads").
+sharp.cache(false);
 const FORMATS = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' } as const;
 type AcceptedType = keyof typeof FORMATS;
 
@@ -85,9 +88,15 @@ export class ImageService {
       throw new PayloadTooLargeError(`Images may have at most ${MAX_IMAGE_PIXELS.toLocaleString('en')} pixels.`);
     }
     try {
-      const pipeline = sharp(bytes, options).rotate();
-      const image = await pipeline.clone().toFormat(FORMATS[contentType]).toBuffer({ resolveWithObject: true });
-      const thumbnail = await pipeline.clone().resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+      // Memory is what bounds uploads (docs/performance.md, "Image uploads"): each output is its
+      // own pipeline reading the pixels top to bottom (sequentialRead), so libvips streams them;
+      // turning (random access) only when the EXIF says so; JPEG without Huffman optimisation,
+      // which holds every coefficient of the image (a 27-megapixel JPEG: 210 MB against 68 MB,
+      // for a file about 5% larger). The thumbnail is shrunk while it is decoded.
+      const oriented = (source: sharp.Sharp) => ((meta.orientation ?? 1) > 1 ? source.rotate() : source);
+      const encoder = contentType === 'image/jpeg' ? { optimiseCoding: false } : {};
+      const image = await oriented(sharp(bytes, { ...options, sequentialRead: true })).toFormat(FORMATS[contentType], encoder).toBuffer({ resolveWithObject: true });
+      const thumbnail = await oriented(sharp(bytes, { ...options, sequentialRead: true })).resize(THUMBNAIL_PX, THUMBNAIL_PX, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
       return { image: image.data, thumbnail, width: image.info.width, height: image.info.height };
     } catch {
       throw ValidationFailedError.field('file', 'could not be decoded as an image');
