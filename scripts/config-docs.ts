@@ -1,11 +1,11 @@
 /**
- * Writes the README's table of environment variables from their declarations
- * (src/config/variables.ts), between its two markers; `--check` fails when the README differs.
+ * Writes, from the declarations of the environment variables (src/config/variables.ts), the
+ * README's table between its two markers and `.env.example`; `--check` fails when either differs.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { environmentTable } from '../src/config/variable.js';
+import { environmentExample, environmentTable } from '../src/config/variable.js';
 import { SETTINGS } from '../src/config/variables.js';
 
 export const BEGIN = '<!-- config-docs: generated from src/config/variables.ts by `npm run config-docs`; edit there -->';
@@ -19,18 +19,31 @@ export function withTable(readme: string): string {
   return `${readme.slice(0, begin + BEGIN.length)}\n${environmentTable(SETTINGS)}\n${readme.slice(end)}`;
 }
 
+/** `.env.example` as the declarations make it. */
+export function envExample(): string {
+  return environmentExample(SETTINGS);
+}
+
 if (import.meta.url === pathToFileURL(path.resolve(process.argv[1] ?? '')).href) {
-  const target = path.resolve('README.md');
-  const readme = fs.readFileSync(target, 'utf8');
-  const updated = withTable(readme);
-  if (process.argv.includes('--check')) {
-    if (updated !== readme) {
-      console.error('README.md: the environment table is out of date: run `npm run config-docs` and commit the result.');
-      process.exit(1);
+  const check = process.argv.includes('--check');
+  const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined);
+  const targets = [
+    { file: path.resolve('README.md'), label: 'README.md: the environment table', make: (current: string | undefined) => withTable(current ?? '') },
+    { file: path.resolve('.env.example'), label: '.env.example', make: () => envExample() },
+  ];
+  let stale = false;
+  for (const { file, label, make } of targets) {
+    const current = read(file);
+    const updated = make(current);
+    if (check) {
+      if (updated !== current) {
+        console.error(`${label} is out of date: run \`npm run config-docs\` and commit the result.`);
+        stale = true;
+      } else console.log(`${label} is up to date`);
+    } else if (updated !== current) {
+      fs.writeFileSync(file, updated);
+      console.log(`${label}: written`);
     }
-    console.log('README.md: the environment table is up to date');
-  } else if (updated !== readme) {
-    fs.writeFileSync(target, updated);
-    console.log('README.md: environment table written');
   }
+  if (stale) process.exit(1);
 }

@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type AppConfig } from '../config.js';
-import { openDatabase, type Database } from '../db/database.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { bootstrap } from '../bootstrap.js';
-import { createModules, type Modules } from '../modules.js';
+// Only light modules load at the top: `help` and `--help` never touch the configuration or the
+// database, and each command imports what it needs (the app's module graph, the drivers) when
+// it runs. Under tsx every imported file is transpiled on load, so this is most of a call's time.
+import type { AppConfig } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { Modules } from '../modules.js';
 import { AppError, ConflictError, NotFoundError } from '../kernel/errors.js';
 import { PLANS, type Plan } from '../kernel/plans.js';
 import { isScope, ROLE_SCOPES, type Scope } from '../kernel/scopes.js';
-import { GRANTS, type Grant } from '../modules/identity/identity.module.js';
 
 const OPTIONS = {
   user: { type: 'string' },
@@ -19,6 +19,9 @@ const OPTIONS = {
   'redirect-uri': { type: 'string', multiple: true },
   grants: { type: 'string' },
   plan: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  /** Refused with a message: a password in the arguments lands in shell history and `ps`. */
+  password: { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -48,8 +51,17 @@ async function accountOf(context: Context) {
   return account;
 }
 
-function applied(result: Awaited<ReturnType<typeof migrateToLatest>>): string[] {
-  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+/** Reads the first line of stdin (without its line break); undefined when stdin ends first. */
+async function firstLineOfStdin(): Promise<string | undefined> {
+  const { createInterface } = await import('node:readline');
+  if (process.stdin.isTTY) process.stderr.write('New password (shown as typed), then Enter: ');
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  try {
+    for await (const line of lines) return line.replace(/\r$/, '');
+    return undefined;
+  } finally {
+    lines.close();
+  }
 }
 
 /** Every command, in the order `help` lists them. */
@@ -58,7 +70,9 @@ const COMMANDS: Record<string, Command> = {
     usage: 'db:migrate',
     help: 'apply pending migrations',
     async run({ database }) {
-      const names = applied(await migrateToLatest(database.db as never, database.schema));
+      const { migrateToLatest } = await import('../db/migrate.js');
+      const result = await migrateToLatest(database.db as never, database.schema);
+      const names = (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
       console.log(names.length ? `applied: ${names.join(', ')}` : 'already up to date');
     },
   },
@@ -66,6 +80,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'db:seed',
     help: 'load the seed catalogue into an empty database; outside production also the sandbox test customer and its orders (refused, seeding nothing, on a database a production deployment has used)',
     async run(context) {
+      const { bootstrap } = await import('../bootstrap.js');
       const result = await bootstrap(context.config, context.database, await context.modules(), { seed: true });
       console.log(result.seededCheeses ? `seeded ${result.seededCheeses} cheeses` : 'catalogue not empty; nothing seeded');
       if (result.generatedAdminPassword) console.log(`created admin "${result.adminUsername}" with password: ${result.generatedAdminPassword}`);
@@ -101,9 +116,10 @@ const COMMANDS: Record<string, Command> = {
   },
   'api-keys list': {
     usage: 'api-keys list --user NAME',
-    help: "list the account's active keys",
+    help: "list the account's active keys (neither revoked nor expired), under a header row",
     async run(context) {
       const account = await accountOf(context);
+      console.log('id\tprefix\tscopes\texpires\tname');
       for (const key of await (await context.modules()).identity.provides.apiKeys.list(account.id)) {
         console.log(`${key.id}\t${key.keyPrefix}…\t${key.scopes}\t${key.expiresAt ?? 'no expiry'}\t${key.name ?? ''}`);
       }
@@ -111,13 +127,46 @@ const COMMANDS: Record<string, Command> = {
   },
   'api-keys revoke': {
     usage: 'api-keys revoke --user NAME --id N',
-    help: 'revoke a key',
+    help: 'revoke a key (a key already revoked is left as it is, and said so)',
     async run(context) {
-      const account = await accountOf(context);
       const id = context.values.id;
       if (!id || !/^[0-9]+$/.test(id)) throw new UsageError('--id must be a key id');
-      await (await context.modules()).identity.provides.apiKeys.revoke(account.id, Number(id), null);
+      const account = await accountOf(context);
+      const { alreadyRevokedAt } = await (await context.modules()).identity.provides.apiKeys.revoke(account.id, Number(id), null);
+      if (alreadyRevokedAt) {
+        console.log(`key ${id} was already revoked (at ${alreadyRevokedAt}); nothing changed`);
+        return;
+      }
       console.log(`revoked key ${id}`);
+    },
+  },
+  'admin reset-password': {
+    usage: 'admin reset-password [--user NAME] [--password-stdin] [--quiet]',
+    help: 'set a new password for the admin (or --user NAME): the first line of stdin with --password-stdin, otherwise a generated one (24 characters), printed once alone on the last line (with --quiet, alone on stdout). Never taken as an argument. Ends the account\'s login sessions and OAuth grants; its API keys stay valid',
+    async run(context) {
+      const { values } = context;
+      const username = values.user ?? context.config.adminUsername;
+      let password: string;
+      if (values['password-stdin']) {
+        const line = await firstLineOfStdin();
+        if (line === undefined || line === '') throw new UsageError('--password-stdin: no password on the first line of stdin');
+        const { MIN_PASSWORD_LENGTH } = await import('../modules/customers/customer.schema.js');
+        const { passwordProblem } = await import('../modules/customers/customer.rules.js');
+        const length = [...line].length;
+        if (length < MIN_PASSWORD_LENGTH || length > 256) throw new UsageError(`the password must be ${MIN_PASSWORD_LENGTH} to 256 characters long (it has ${length})`);
+        const problem = passwordProblem(line, username, '');
+        if (problem) throw new UsageError(`the password ${problem}`);
+        password = line;
+      } else {
+        password = (await import('../modules/identity/password.hash.js')).generatePassword();
+      }
+      // Unknown account (NotFoundError) or the current password (ConflictError): exit 1 with its message.
+      const outcome = await (await context.modules()).identity.provides.accounts.resetPassword(username, password);
+      if (!values.quiet) {
+        console.log(`password of "${username}" reset: ${outcome.loginSessionsEnded} login session(s) ended, ${outcome.oauthGrantsRevoked} OAuth grant(s) revoked; API keys stay valid`);
+        if (!values['password-stdin']) console.log('The new password is shown only now; store it safely:');
+      }
+      if (!values['password-stdin']) console.log(password);
     },
   },
   'accounts set-plan': {
@@ -139,6 +188,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'register an OAuth client owned by --user (default: the admin); its client id, then (confidential) its secret, alone on the last lines',
     async run(context) {
       const { values } = context;
+      const { GRANTS } = await import('../modules/identity/identity.module.js');
       const words = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter(Boolean);
       if (!values.name || (values.type !== 'confidential' && values.type !== 'public')) throw new UsageError('--name and --type confidential|public are required');
       const scopes = words(values.scopes);
@@ -148,7 +198,7 @@ const COMMANDS: Record<string, Command> = {
       // The owner (the admin unless --user names another): client-credentials tokens act as it.
       const owner = await accountOf({ ...context, values: { ...values, user: values.user ?? context.config.adminUsername } });
       const client = await (await context.modules()).identity.provides.oauthClients.register(
-        { name: values.name, type: values.type, redirectUris: values['redirect-uri'] ?? [], grants: grants as Grant[], scopes: scopes as Scope[] },
+        { name: values.name, type: values.type, redirectUris: values['redirect-uri'] ?? [], grants: grants as (typeof GRANTS)[number][], scopes: scopes as Scope[] },
         owner.id,
       );
       console.log(`registered ${client.type} OAuth client ${client.id} "${client.name}": grants ${client.grants.join(' ')}, scopes ${client.scopes.join(' ')}`);
@@ -192,12 +242,17 @@ Configuration comes from the same environment variables as the server (see READM
 async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const name = positionals.join(' ');
+  const command = COMMANDS[name];
   if (values.help || name === '' || name === 'help') {
-    console.log(USAGE);
+    // Help never loads the configuration nor opens the database.
+    console.log(command ? `Usage: npm run cli -- ${command.usage}\n\n  ${command.help}` : USAGE);
     return;
   }
-  const command = COMMANDS[name];
   if (!command) throw new UsageError(`unknown command "${name}"`);
+  if (values.password !== undefined) {
+    throw new UsageError('--password is refused: a password in the arguments lands in the shell history and `ps`. Pipe it with --password-stdin, or omit both to have one generated');
+  }
+  const [{ loadConfig }, { openDatabase }] = await Promise.all([import('../config.js'), import('../db/database.js')]);
   const config = loadConfig();
   const database = openDatabase(config);
   let modules: Modules | undefined;
@@ -208,6 +263,7 @@ async function run(argv: string[]): Promise<void> {
       values,
       modules: async () => {
         if (!modules) {
+          const [{ migrateToLatest }, { createModules }] = await Promise.all([import('../db/migrate.js'), import('../modules.js')]);
           await migrateToLatest(database.db as never, database.schema);
           modules = createModules(config, database);
         }
@@ -220,9 +276,11 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
-run(process.argv.slice(2)).catch((error: unknown) => {
+run(process.argv.slice(2)).catch(async (error: unknown) => {
+  const { ConfigError } = await import('../config/variable.js').catch(() => ({ ConfigError: undefined }));
   if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
-  else if (error instanceof ConfigError || error instanceof AppError) console.error(error.message);
+  else if ((ConfigError && error instanceof ConfigError) || error instanceof AppError) console.error(error.message);
+  else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) console.error(`${error.message}\n\n${USAGE}`);
   else console.error(error);
   process.exit(1);
 });

@@ -66,7 +66,21 @@ export interface Settings {
   readonly [key: string]: Variable<unknown> | Settings;
 }
 
-export type ConfigOf<S> = { -readonly [K in keyof S]: S[K] extends Variable<infer T> ? T : ConfigOf<S[K]> };
+/**
+ * A variable a configuration made by hand (the tests') may leave out, its reader then falling
+ * back as its module says; loadConfig always sets it.
+ */
+export type OptionalVariable<T> = Variable<T> & { readonly optional: true };
+
+export function optional<T>(declared: Variable<T>): OptionalVariable<T> {
+  return { ...declared, optional: true };
+}
+
+type ValueOf<N> = N extends Variable<infer T> ? T : ConfigOf<N>;
+type OptionalKeys<S> = { [K in keyof S]: S[K] extends { readonly optional: true } ? K : never }[keyof S];
+type Flat<T> = { [K in keyof T]: T[K] };
+
+export type ConfigOf<S> = Flat<{ -readonly [K in Exclude<keyof S, OptionalKeys<S>>]: ValueOf<S[K]> } & { -readonly [K in OptionalKeys<S>]?: ValueOf<S[K]> }>;
 
 const isVariable = (node: Variable<unknown> | Settings): node is Variable<unknown> => typeof node.parse === 'function';
 
@@ -109,4 +123,32 @@ export function environmentTable(settings: Settings): string {
   const cell = (value: string) => value.replaceAll('|', '\\|');
   const rows = variablesOf(settings).map((v) => `| \`${v.name}\` | ${cell(v.defaultText)} | ${cell(v.doc)} |`);
   return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** A written default (`` `8080` ``), or undefined when it is computed, empty or described. */
+export function writtenDefault(v: Variable<unknown>): string | undefined {
+  return /^`([^`]*)`$/.exec(v.defaultText)?.[1];
+}
+
+/**
+ * `.env.example` (scripts/config-docs.ts writes it): every variable with its meaning; set to
+ * its default when that is a plain value, commented out when it is computed or empty.
+ */
+export function environmentExample(settings: Settings): string {
+  const plain = (text: string) => text.replace(/\*\*/g, '');
+  const blocks = variablesOf(settings).map((v) => {
+    const written = writtenDefault(v);
+    const value = written !== undefined && written !== '' ? `${v.name}=${written}` : `# ${v.name}=`;
+    const fallback = written !== undefined && written !== '' ? '' : `\n# Default: ${plain(v.defaultText)}`;
+    return `# ${plain(v.doc)}${fallback}\n${value}`;
+  });
+  return [
+    '# Every environment variable of the Fromagerie API with its default: generated from',
+    '# src/config/variables.ts by `npm run config-docs` (edit there). The service reads its',
+    '# environment only: export these (or pass them to `env`/your process manager) to use them.',
+    '# A commented-out variable has a computed or empty default (described above it).',
+    '',
+    blocks.join('\n\n'),
+    '',
+  ].join('\n');
 }

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Type } from 'typebox';
 import { ENVIRONMENTS, type CheeseEnv } from '../kernel/environment.js';
+import { ENVIRONMENT_MULTIPLIERS } from '../modules/limits/environment.rules.js';
 import { defaultAccountConcurrency } from '../modules/webhooks/dispatch.rules.js';
-import { numeric, refuse, text, unset, variable, type Get } from './variable.js';
+import { numeric, optional, refuse, text, unset, variable, type Get } from './variable.js';
 
 /** Seconds, fractions allowed (`0.5`), or -1 for "off". */
 const STEP_DELAY = '^(?:-1|[0-9]{1,7}(?:\\.[0-9]{1,3})?)$';
@@ -86,7 +87,7 @@ export const SETTINGS = {
   rateLimits: {
     enabled: variable('RATE_LIMITS', { schema: Type.Enum(['on', 'off']), parse: (raw) => raw !== 'off', default: 'on', doc: '`off` turns rate limiting off entirely (no limits, no `RateLimit` fields): for load tests and trusted networks only. On by default in every environment' }),
     free: {
-      perHour: variable('RATE_LIMIT_FREE_PER_HOUR', { ...numeric(POSITIVE), default: '100', doc: 'Requests an hour on the Free plan: new customers and anonymous callers (per address)' }),
+      perHour: variable('RATE_LIMIT_FREE_PER_HOUR', { ...numeric(POSITIVE), default: '100', doc: 'Requests an hour on the Free plan: new customers and anonymous callers (per address). This and the figures below are production\'s: see `RATE_LIMIT_MULTIPLIER`' }),
       burst: variable('RATE_LIMIT_FREE_BURST', { ...numeric(POSITIVE), default: '10', doc: 'Requests at once on the Free plan (the size of its bucket)' }),
     },
     pro: {
@@ -97,7 +98,16 @@ export const SETTINGS = {
       perSecond: variable('RATE_LIMIT_ENTERPRISE_PER_SECOND', { ...numeric(POSITIVE), default: '1000', doc: 'Requests a second on the Enterprise plan (staff): no hourly quota' }),
       burst: variable('RATE_LIMIT_ENTERPRISE_BURST', { ...numeric(POSITIVE), default: '1000', doc: 'Requests at once on the Enterprise plan' }),
     },
-    perMinute: variable('RATE_LIMIT_PER_MINUTE', { ...numeric(POSITIVE), default: '1000', doc: 'Ceiling per minute for authenticated callers on Free and Pro. Sandbox multiplies every figure by 10' }),
+    perMinute: variable('RATE_LIMIT_PER_MINUTE', { ...numeric(POSITIVE), default: '1000', doc: 'Ceiling per minute for authenticated callers on Free and Pro' }),
+    multiplier: optional(
+      variable('RATE_LIMIT_MULTIPLIER', {
+        ...numeric('^[1-9][0-9]{0,3}$'),
+        default: (get) => ENVIRONMENT_MULTIPLIERS[get(CHEESE_ENV)],
+        defaultText: `\`${ENVIRONMENT_MULTIPLIERS.development}\` in development, \`${ENVIRONMENT_MULTIPLIERS.sandbox}\` in sandbox, \`${ENVIRONMENT_MULTIPLIERS.production}\` in production`,
+        doc: 'Every rate limit figure above (the anonymous bucket per address too) and the brute-force limits on sign-up, login and `/oauth/token` are multiplied by this, so that local development (`npm start`) and sandbox test runs are not held back while every answer still carries the `RateLimit` fields; `1` in development tries the production figures. Only `1` in production',
+        check: (multiplier, get) => (inProduction(get) && multiplier !== 1 ? `RATE_LIMIT_MULTIPLIER must be 1 in production (the product's figures; the plans' have their own variables), not ${multiplier}` : undefined),
+      }),
+    ),
   },
   redisUrl: variable('REDIS_URL', { ...text(Type.String({ pattern: '^rediss?://' })), default: unset, defaultText: 'unset', doc: '`redis://host:port` (or `rediss://`): rate-limit buckets live in Redis, so several instances share one budget. Unset: each instance counts in its own memory. If Redis stops answering, each instance counts on its own (logged at most every 30 s) and goes back to Redis when it answers; calls to Redis time out after 250 ms' }),
   redisKeyPrefix: variable('REDIS_KEY_PREFIX', { ...text(Type.String({ pattern: '^[A-Za-z0-9:_-]{1,64}$' })), default: 'fromagerie:', doc: 'Prefix of the keys in Redis (to share one Redis between deployments)' }),

@@ -18,16 +18,77 @@ import {
 
 interface AjvError {
   instancePath: string;
+  schemaPath?: string;
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+}
+
+/** An allowed value as a client writes it: text bare, anything else as JSON. */
+const shown = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** `must be one of: a, b, c`; `null` among them is listed too. */
+const oneOf = (values: unknown[]) => `must be one of: ${[...new Set(values.map(shown))].join(', ')}`;
+
+/** A union's failure as the one rule that matters, in place of Ajv's error per branch and its own. */
+function unionFailure(union: AjvError, branches: AjvError[][]): AjvError[] {
+  const atRoot = (e: AjvError) => e.instancePath === union.instancePath;
+  // A value of none of the branches' types or constants: what it may be (an enum written as
+  // `anyOf` of `const`s, or a number or null), in one message.
+  const refusals = branches.map((errors) => errors.find((e) => atRoot(e) && (e.keyword === 'type' || e.keyword === 'const' || e.keyword === 'enum')));
+  if (refusals.every((e) => e !== undefined)) {
+    const values = refusals.flatMap((e) => (e.keyword === 'const' ? [e.params.allowedValue] : e.keyword === 'enum' ? ((e.params.allowedValues as unknown[] | undefined) ?? []) : []));
+    const types = refusals.flatMap((e) => (e.keyword === 'type' ? String(e.params.type).split(',') : []));
+    if (types.length === 0) return [{ ...union, keyword: 'enum', message: oneOf(values), params: { allowedValues: values } }];
+    if (values.length === 0) return [{ ...union, keyword: 'type', message: `must be ${[...new Set(types)].join(' or ')}`, params: { type: types.join(',') } }];
+    const others = types.filter((type) => type !== 'null');
+    return [{ ...union, keyword: 'enum', message: others.length === 0 ? oneOf([...values, null]) : `must be ${[...new Set(others)].join(' or ')} or one of: ${[...new Set(values.map(shown))].join(', ')}`, params: {} }];
+  }
+  // The branches the value's type fits: their errors are the rules it broke (the fewest, when several fit).
+  const fitting = branches.filter((_, i) => refusals[i] === undefined);
+  const fewest = Math.min(...fitting.map((errors) => errors.length));
+  return fitting.find((errors) => errors.length === fewest)!;
+}
+
+/**
+ * Ajv reports a failed `anyOf`/`oneOf` as every branch's errors and then its own (`must be >= 0;
+ * must be null; must match a schema in anyOf`): each union is replaced by the errors of the
+ * branch the value's type fits, or by one message naming what the value may be. Ajv records a
+ * union's branch errors just before its own, so the innermost unions are resolved first.
+ */
+function withUnionsResolved(errors: AjvError[]): AjvError[] {
+  const out: AjvError[] = [];
+  for (const error of errors) {
+    const union = (error.keyword === 'anyOf' || error.keyword === 'oneOf') && error.schemaPath !== undefined;
+    if (!union) {
+      out.push(error);
+      continue;
+    }
+    const prefix = `${error.schemaPath}/`;
+    const under = (e: AjvError) => e.schemaPath?.startsWith(prefix) === true && (e.instancePath === error.instancePath || e.instancePath.startsWith(`${error.instancePath}/`));
+    let start = out.length;
+    while (start > 0 && under(out[start - 1]!)) start--;
+    const inside = out.splice(start);
+    // A oneOf that more than one branch matched has no branch errors: its own message stands.
+    if (inside.length === 0) {
+      out.push(error);
+      continue;
+    }
+    const branches = new Map<string, AjvError[]>();
+    for (const e of inside) {
+      const branch = e.schemaPath!.slice(prefix.length).split('/')[0]!;
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    out.push(...unionFailure(error, [...branches.values()]));
+  }
+  return out;
 }
 
 /** JSON pointer `/servingTempCelsius/min` to `servingTempCelsius.min`, naming the offending property. */
 function fieldErrors(errors: AjvError[], part: string): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
-  for (const error of errors) {
+  for (const error of withUnionsResolved(errors)) {
     const segments = error.instancePath.split('/').filter(Boolean);
     if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
     if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
@@ -39,7 +100,11 @@ function fieldErrors(errors: AjvError[], part: string): FieldError[] {
         ? 'is not a known field'
         : error.keyword === 'required'
           ? 'is required'
-          : (error.message ?? 'is invalid');
+          : error.keyword === 'enum' && Array.isArray(error.params.allowedValues) && error.params.allowedValues.length > 0
+            ? oneOf(error.params.allowedValues)
+            : error.keyword === 'const' && 'allowedValue' in error.params
+              ? `must be ${shown(error.params.allowedValue)}`
+              : (error.message ?? 'is invalid');
     const key = `${field}:${message}`;
     if (seen.has(key)) continue;
     seen.add(key);

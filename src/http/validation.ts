@@ -3,24 +3,48 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { ErrorSchema, ID_OR_SLUG_PATTERN } from './common.schema.js';
 import { COUNTRY_CODE_FORMAT, COUNTRY_CODE_MESSAGE, isCountryCodeText } from '../kernel/countries.js';
-import { InvalidRequestError, ValidationFailedError } from '../kernel/errors.js';
+import { InvalidRequestError, ValidationFailedError, type FieldError } from '../kernel/errors.js';
 import type { RequestHook } from '../kernel/request-stage.js';
 
 const base: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false };
 /** Raw Ajv errors kept for one 422: a 1 MB body of unknown fields must not answer megabytes. */
 const MAX_BODY_ERRORS = 500;
 
+/** A body's rules no schema states (one field against another): the fields they refuse, from a body of any shape. */
+export type BodyRules = (body: unknown) => FieldError[];
+const bodyRules = new WeakMap<object, BodyRules>();
+
+/**
+ * Rules a module checks itself (on a valid body, in its service) that are also named with the
+ * schema's errors when the body's schema refuses it, for a field the schema did not name: one
+ * 422 names every bad field. Set before the routes taking `schema` are compiled.
+ */
+export function addBodyRules(schema: object, rules: BodyRules): void {
+  bodyRules.set(schema, rules);
+}
+
+/** Errors of BodyRules in Ajv's shape, after the schema's and only for fields it left alone. */
+function ruleErrors(rules: BodyRules | undefined, data: unknown, schemaErrors: ErrorObject[]): ErrorObject[] {
+  if (!rules) return [];
+  const named = new Set(schemaErrors.map((e) => (e.keyword === 'required' ? `${e.instancePath}/${String(e.params.missingProperty)}` : e.instancePath)));
+  return rules(data)
+    .map((problem) => ({ instancePath: `/${problem.field.split('.').join('/')}`, schemaPath: '#', keyword: 'rule', params: {}, message: problem.message }))
+    .filter((e) => !named.has(e.instancePath));
+}
+
 /**
  * A body is judged whole (`allErrors`): one 422 names every field the schema refuses, a
- * quantity of 0 with an unknown country, at most MAX_BODY_ERRORS of them. An unknown country
- * says so, rather than `must match format "country-code"`.
+ * quantity of 0 with an unknown country, at most MAX_BODY_ERRORS of them, then what the
+ * body's rules (addBodyRules) refuse. An unknown country says so, rather than `must match
+ * format "country-code"`.
  */
-function everyProblem(validate: ValidateFunction): { (data: unknown): boolean; errors?: ErrorObject[] | null } {
+function everyProblem(validate: ValidateFunction, rules?: BodyRules): { (data: unknown): boolean; errors?: ErrorObject[] | null } {
   const checked = (data: unknown): boolean => {
     const valid = validate(data);
+    const errors = valid ? [] : (validate.errors ?? []).slice(0, MAX_BODY_ERRORS);
     checked.errors = valid
       ? null
-      : (validate.errors ?? []).slice(0, MAX_BODY_ERRORS).map((e) => (e.keyword === 'format' && e.params.format === COUNTRY_CODE_FORMAT ? { ...e, message: COUNTRY_CODE_MESSAGE } : e));
+      : [...errors, ...ruleErrors(rules, data, errors)].map((e) => (e.keyword === 'format' && e.params.format === COUNTRY_CODE_FORMAT ? { ...e, message: COUNTRY_CODE_MESSAGE } : e));
     return valid;
   };
   checked.errors = null as ErrorObject[] | null;
@@ -36,7 +60,7 @@ export function registerValidation(app: FastifyInstance): void {
   const bodyAjv = addFormats.default(new Ajv({ ...base, allErrors: true, multipleOfPrecision: 10, coerceTypes: false }));
   const paramAjv = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
   for (const ajv of [bodyAjv, paramAjv]) ajv.addSchema(ErrorSchema).addFormat(COUNTRY_CODE_FORMAT, { type: 'string', validate: isCountryCodeText });
-  const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => (httpPart === 'body' ? everyProblem(bodyAjv.compile(schema as object)) : paramAjv.compile(schema as object));
+  const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => (httpPart === 'body' ? everyProblem(bodyAjv.compile(schema as object), bodyRules.get(schema as object)) : paramAjv.compile(schema as object));
   app.setValidatorCompiler(compile);
   // Fastify gives a plugin that calls addSchema its default Ajv back (coercing bodies, dropping
   // unknown fields, no country-code format): every route is compiled with these instead.

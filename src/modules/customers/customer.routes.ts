@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { changeContextOf, principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
+import { addBodyRules } from '../../http/validation.js';
+import { inputProblems } from './customer.rules.js';
 import { ownAccountOnly } from './customer.access.js';
 import { CustomerInput, CustomerReplaceInput, Customer, ReplacedCustomer, USERNAME_PATTERN } from './customer.schema.js';
 import type { CustomerService } from './customer.service.js';
@@ -18,6 +20,9 @@ const customerPath = (username: string | number) => `/v2/customer/${username}`;
 const OWNERSHIP = 'A customer reaches only their own account: any other username is 403, existing or not, so usernames cannot be probed. Staff reach every customer (an unknown one is 404).';
 
 export const customerRoutes: FastifyPluginAsyncTypebox<{ customers: CustomerService; bruteForce: BruteForceGuard }> = async (app, { customers, bruteForce }) => {
+  // The rules no schema states are named in the same 422 as the schema's errors.
+  addBodyRules(CustomerInput, inputProblems);
+  addBodyRules(CustomerReplaceInput, inputProblems);
   app.addSchema(Customer);
   app.addSchema(ReplacedCustomer);
 

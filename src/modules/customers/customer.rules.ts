@@ -1,3 +1,4 @@
+import type { FieldError } from '../../kernel/errors.js';
 import type { Principal } from '../../kernel/principal.js';
 import type { CustomerTier } from './customer.table.js';
 
@@ -19,10 +20,29 @@ const MIN_IDENTIFYING_LENGTH = 3;
 export function passwordProblem(password: string, username: string, email: string): string | null {
   // Compared as the hash sees it (NFKC) and regardless of case: a full-width `ｂｏｂ` is `bob`.
   const folded = fold(password);
-  if (folded.includes(fold(username))) return 'must not contain the username';
+  if (username.length >= MIN_IDENTIFYING_LENGTH && folded.includes(fold(username))) return 'must not contain the username';
   if (localParts(email).some((part) => folded.includes(part))) return "must not contain the e-mail address's local part";
   if (new Set(password.normalize('NFKC')).size < 4) return 'must use at least 4 different characters';
   return null;
+}
+
+/**
+ * The sign-up and replacement rules the schema cannot state, for a body of any shape: each
+ * field that is text is judged (a username or e-mail the schema refused still counts against
+ * the password). The service checks them on a valid body; with a refused one they are named in
+ * the same 422 as the schema's errors (addBodyRules), so a bad username, e-mail and password
+ * are named together.
+ */
+export function inputProblems(body: unknown): FieldError[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const { username, email, password } = body as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const errors: FieldError[] = [];
+  const reserved = typeof username === 'string' ? usernameProblem(username) : null;
+  if (reserved) errors.push({ field: 'username', message: reserved });
+  const weak = typeof password === 'string' ? passwordProblem(password, text(username), text(email)) : null;
+  if (weak) errors.push({ field: 'password', message: weak });
+  return errors;
 }
 
 function fold(text: string): string {

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { nowIso } from '../../db/columns.js';
 import type { DB } from '../../db/schema.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
@@ -97,7 +98,7 @@ export class AccountService {
    * login session and every OAuth grant of the account; its API keys stay valid (decisions.md).
    */
   async changeCredentials(trx: Transaction<DB>, accountId: number, changes: CredentialChanges, actor: Principal | null): Promise<CredentialChangeOutcome> {
-    const { accounts, sessions } = this.options;
+    const { accounts } = this.options;
     const current = await accounts.credentialsOf(trx, accountId);
     if (!current) throw new NotFoundError('No such account.');
     const passwordChanged = !(await verifyPassword(changes.password, current.passwordHash));
@@ -119,12 +120,39 @@ export class AccountService {
     if (taken) throw new ConflictError(`That ${taken.taken} is already registered.`, [{ field: taken.taken, message: 'is already registered' }]);
     const outcome: CredentialChangeOutcome = { passwordChanged, emailChanged, loginSessionsEnded: 0, oauthGrantsRevoked: 0 };
     if (passwordChanged) {
-      const now = new Date().toISOString();
       const keep = actor?.credential.kind === 'login_token' && actor.accountId === accountId ? actor.credential.id : null;
-      outcome.loginSessionsEnded = await sessions.revokeAllOf(trx, accountId, keep, now);
-      for (const listener of this.#passwordChangeListeners) outcome.oauthGrantsRevoked += await listener(trx, accountId, now);
+      Object.assign(outcome, await this.#endCredentialsOnPasswordChange(trx, accountId, keep));
     }
     return outcome;
+  }
+
+  /**
+   * The operator at the console (`admin reset-password`) sets an account's password: no proof
+   * asked, the e-mail kept (an admin may have none). As any new password it ends every login
+   * session and OAuth grant of the account; its API keys stay valid. The caller checks the
+   * password policy. 404 for no such account; 409 when it is the current password (nothing would end).
+   */
+  async resetPassword(username: string, password: string): Promise<{ accountId: number; loginSessionsEnded: number; oauthGrantsRevoked: number }> {
+    const { db, accounts } = this.options;
+    const outcome = await db.transaction().execute(async (trx) => {
+      const account = await accounts.findByUsername(trx, username);
+      const current = account && (await accounts.credentialsOf(trx, account.id));
+      if (!account || !current) throw new NotFoundError(`No account named "${username}".`);
+      if (await verifyPassword(password, current.passwordHash)) throw new ConflictError('That is already the account\'s password: nothing was changed.');
+      await trx.updateTable('accounts').set({ password_hash: await hashPassword(password), updated_at: nowIso() }).where('id', '=', account.id).execute();
+      return { accountId: account.id, ...(await this.#endCredentialsOnPasswordChange(trx, account.id, null)) };
+    });
+    this.forget(outcome.accountId);
+    return outcome;
+  }
+
+  /** What a new password ends: the account's login sessions (but `keep`) and its OAuth grants. */
+  async #endCredentialsOnPasswordChange(trx: Transaction<DB>, accountId: number, keep: number | null): Promise<{ loginSessionsEnded: number; oauthGrantsRevoked: number }> {
+    const now = new Date().toISOString();
+    const loginSessionsEnded = await this.options.sessions.revokeAllOf(trx, accountId, keep, now);
+    let oauthGrantsRevoked = 0;
+    for (const listener of this.#passwordChangeListeners) oauthGrantsRevoked += await listener(trx, accountId, now);
+    return { loginSessionsEnded, oauthGrantsRevoked };
   }
 
   /** The account's API keys that are still valid: what a password change leaves working. */

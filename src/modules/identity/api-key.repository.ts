@@ -139,8 +139,9 @@ export class ApiKeyRepository {
   }
 
   /** The key's scopes, revoked or not; undefined when the account has no such key. */
-  async findOfAccount(accountId: number, keyId: number): Promise<{ scopes: string } | undefined> {
-    return this.db.selectFrom('api_keys').select(['scopes']).where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+  async findOfAccount(accountId: number, keyId: number): Promise<{ scopes: string; revokedAt: string | null } | undefined> {
+    const row = await this.db.selectFrom('api_keys').select(['scopes', 'revoked_at']).where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+    return row && { scopes: row.scopes, revokedAt: toIsoOrNull(row.revoked_at) };
   }
 
   /** Active keys expiring by `horizon` not yet warned about; each is claimed by exactly one caller. */

@@ -81,15 +81,20 @@ export class ApiKeyService {
     return this.options.keys.listActive(accountId, nowIso());
   }
 
-  /** Idempotent; `actor` may revoke only keys its own scopes cover (null: the operator). */
-  async revoke(accountId: number, keyId: number, actor: Principal | null): Promise<void> {
+  /**
+   * Idempotent; `actor` may revoke only keys its own scopes cover (null: the operator).
+   * Answers when the key had already been revoked (then nothing changed), or null.
+   */
+  async revoke(accountId: number, keyId: number, actor: Principal | null): Promise<{ alreadyRevokedAt: string | null }> {
     const { keys, resolver } = this.options;
     const target = await keys.findOfAccount(accountId, keyId);
     // A key of someone else is as unknown as a missing one.
     if (!target) throw new NotFoundError(`API key ${keyId} not found.`);
     const refusal = revocationRefusal(actor, keyId, parseScopes(target.scopes));
     if (refusal) throw new ForbiddenError(refusal);
+    if (target.revokedAt !== null) return { alreadyRevokedAt: target.revokedAt };
     await keys.revoke(accountId, keyId, nowIso());
     resolver.forget(keyId);
+    return { alreadyRevokedAt: null };
   }
 }

@@ -1,10 +1,12 @@
 import type { FeatureModule } from '../../kernel/module.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
+import { multiplierOf } from './environment.rules.js';
 import { RateLimiter, type RateLimitSettings } from './rate-limiter.js';
 import { RedisBucketStore } from './redis.store.js';
 import { documentRateLimits, rateLimitStages } from './rate-limit.hooks.js';
 import type { Plan } from '../../kernel/plans.js';
 
+export { ENVIRONMENT_MULTIPLIERS } from './environment.rules.js';
 export { RateLimiter, type Caller, type Decision, type BruteForceKind, type RateLimitSettings } from './rate-limiter.js';
 
 export interface LimitsOptions {
@@ -31,7 +33,7 @@ export type LimitsModule = FeatureModule<LimitsProvides>;
 /** Rate limits (decisions.md §7): per plan and per minute, and brute-force limits on logins. */
 export function createLimitsModule(options: LimitsOptions): LimitsModule {
   const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix) : undefined;
-  const limiter = new RateLimiter(options.settings, options.environment === 'sandbox' ? 10 : 1, shared, options.warn);
+  const limiter = new RateLimiter(options.settings, multiplierOf(options.settings.multiplier, options.environment), shared, options.warn);
   return {
     name: 'limits',
     jobs: [],

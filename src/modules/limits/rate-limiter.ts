@@ -13,6 +13,11 @@ export interface RateLimitSettings {
   enterprise: { perSecond: number; burst: number };
   /** Authenticated principals on Free and Pro: the 2.4.0 note's requests per minute. */
   perMinute: number;
+  /**
+   * Every figure here and the brute-force buckets' are multiplied by this: by default the
+   * environment's (environment.rules.ts), 100 in development, 10 in sandbox, 1 in production.
+   */
+  multiplier?: number;
 }
 
 export type { BruteForceKind } from './brute-force.rules.js';
@@ -44,7 +49,7 @@ export class RateLimiter {
 
   constructor(
     private readonly settings: RateLimitSettings,
-    /** Sandbox multiplies every figure by 10 (decisions.md §6). */
+    /** Every figure is multiplied by this: the environment's (environment.rules.ts) unless configured. */
     private readonly multiplier: number,
     shared: BucketStore | undefined,
     warn: (message: string) => void,

@@ -70,3 +70,13 @@ ${hiddenFields(context.params, context.csrf, { step: 'consent', interaction: con
 export function errorPage(message: string): string {
   return page('Authorization failed', `<h1>This authorization request cannot be served</h1><p class="error" role="alert">${escape(message)}</p><p>Return to the application and start again.</p>`);
 }
+
+/** A rate limit reached on the way to the sign-in or consent page: when to come back (also the Retry-After header). */
+export function limitPage(retryAfterSeconds: number): string {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  const wait = seconds < 120 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${Math.ceil(seconds / 60)} minutes (${seconds} seconds)`;
+  return page(
+    'Too many requests',
+    `<h1>Too many requests</h1><p class="error" role="alert">Too many requests came from your address for now. Try again in ${escape(wait)}.</p><p>Then return to the application and start again, or reload this page.</p>`,
+  );
+}

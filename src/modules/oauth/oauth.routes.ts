@@ -1,7 +1,8 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { TooManyRequestsError } from '../../kernel/errors.js';
 import { SCOPES } from '../../kernel/scopes.js';
 import { cookieValue, CSRF_COOKIE } from './oauth.interaction.js';
-import { consentPage, errorPage, loginPage, STYLESHEET } from './oauth.pages.js';
+import { consentPage, errorPage, limitPage, loginPage, STYLESHEET } from './oauth.pages.js';
 import { AUTHORIZATION_PARAMS, type AuthorizationParams } from './oauth.rules.js';
 import { protocolError, type AuthorizationServer, type ProtocolResponse } from './oauth.service.js';
 import type { AuthorizeOutcome, SignInService } from './oauth-signin.service.js';
@@ -111,10 +112,20 @@ export function oauthRoutes(options: { server: AuthorizationServer; signIn: Sign
       return answer(request, reply, await signIn.authorize({ params, fields: form?.values, csrfCookie: cookieValue(request.headers.cookie, CSRF_COOKIE), ip: request.ip }));
     };
 
-    app.get('/oauth/authorize', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) =>
+    // A browser is on these pages: a rate limit reached before the handler (the address's
+    // bucket) is answered with a page saying when to come back, never the API's JSON error.
+    // Anything else goes on to the app's error handler.
+    const pageErrors = (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      if (!(error instanceof TooManyRequestsError)) throw error;
+      reply.headers(error.headers);
+      return html(reply, 429, limitPage(Number(error.headers['retry-after'])));
+    };
+    const page = { config: { auth: 'public' as const }, schema: { hide: true }, errorHandler: pageErrors };
+
+    app.get('/oauth/authorize', page, async (request, reply) =>
       authorize(request, reply, request.query as Record<string, unknown>, undefined),
     );
-    app.post('/oauth/authorize', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
+    app.post('/oauth/authorize', page, async (request, reply) => {
       const form = request.body as FormBody | undefined;
       if (!form?.values) return html(reply, 415, errorPage('Submit the form from the sign-in page.'));
       return authorize(request, reply, form.values, form);
