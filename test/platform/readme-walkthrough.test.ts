@@ -1,69 +1,164 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminTestApp, type TestApp } from '../helpers/app.js';
-import { freePort } from '../helpers/oauth.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { processEnvFor } from '../helpers/database.js';
+import { authorizeThroughForms, freePort } from '../helpers/oauth.js';
 
 /**
- * README's customer and OAuth walk-throughs, run literally in bash against a running app
- * (only the address changed), so "copy-paste runnable" stays true.
+ * README's walk-through, every shell block from "Your first API key" to the webhooks, run
+ * literally in one bash (`-euo pipefail`), in order, as a reader pasting them into one shell
+ * would, against a running app (only the address changed), and then run a second time on the
+ * same data, as a reader trying it again would: so "copy-paste runnable" stays true.
+ *
+ * Not run: "Run it" (npm install && npm start: the app is already running), "Tests" and
+ * "Operator CLI" (reference lists, not steps). Test-only adjustments: `npm` runs in the clone
+ * (the script's working directory is a temporary one, where its files go), NODE_PATH finds
+ * the clone's node_modules for the `node -e` lines, and the test plays the browser's part in
+ * the PKCE block (it signs in through the forms and follows the redirect to the catcher).
  */
-const run = promisify(execFile);
+const REPO = process.cwd();
+const PASSWORD = 'correct horse battery staple';
+
+/** The walk-through's headings, in README order: each has exactly one sh block. */
+const HEADINGS = [
+  '### Your first API key',
+  '## A walk through with curl',
+  '### Customers: sign up, log in, your profile',
+  '### Rate limits and plans (staff)',
+  '### OAuth clients (staff)',
+  '### OAuth 2.0: get a token',
+  "### OAuth 2.0: a customer's app, authorization code with PKCE",
+  '### Orders: place one and follow it to delivered',
+  '### Webhooks: receive signed events',
+];
+
+/** Checks the test runs after a block, in the same shell. */
+const AFTER: Record<string, string> = {
+  '### OAuth 2.0: get a token': `curl -s -o /dev/null -w 'after revoke: %{http_code}\\n' "$S/v2/cheeses?limit=2" -H "Authorization: Bearer $ACCESS"`,
+};
+
 let t: TestApp;
-let key: string;
+let workDir: string;
+
+function readme(): string {
+  return fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
+}
 
 function blockAfter(heading: string, language = 'sh'): string {
-  const text = fs.readFileSync('README.md', 'utf8');
+  const text = readme();
   const start = text.indexOf(`\n${heading}\n`);
   const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(text.slice(start));
-  if (start < 0 || !match) throw new Error(`README.md has no sh block under "${heading}"`);
+  if (start < 0 || !match) throw new Error(`README.md has no ${language} block under "${heading}"`);
   return match[1]!.replaceAll('http://127.0.0.1:8080', t.http.baseUrl);
 }
 
-const bash = (script: string) => run('bash', ['-euo', 'pipefail', '-c', script], { env: { PATH: process.env.PATH, KEY: key }, timeout: 60_000 });
+function walkThrough(): string {
+  const shim = `npm() { (cd ${JSON.stringify(REPO)} && command npm "$@"); }\n`;
+  return shim + HEADINGS.map((heading) => `# ---- ${heading}\n${blockAfter(heading)}${AFTER[heading] ? `${AFTER[heading]}\n` : ''}`).join('\n');
+}
+
+/**
+ * Runs the script in bash; whenever the PKCE block's catcher asks for a browser, signs in
+ * through the forms as the customer it names and follows the redirect to the catcher.
+ */
+function runPlayingBrowser(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // The whole process group: a background receiver or catcher left running must not hold the pipes open.
+    const killAll = () => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } };
+    let stdout = '';
+    let stderr = '';
+    let handled = 0;
+    const timer = setTimeout(killAll, 120_000);
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const asks = [...stderr.matchAll(/Sign in as (\S+) and allow\n(?:[\s\S]*?)Open in a browser: (\S+)\n/g)];
+      for (; handled < asks.length; handled++) {
+        const [, username, url] = asks[handled]!;
+        void (async () => {
+          const outcome = await authorizeThroughForms(new URL(url!), username!, PASSWORD);
+          expect([302, 303]).toContain(outcome.status);
+          await fetch(outcome.location!).then((r) => r.text());
+        })().catch((error: unknown) => {
+          stderr += `\n[test browser] ${String(error)}\n`;
+          killAll();
+        });
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', () => setTimeout(killAll, 500));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
 
 beforeAll(async () => {
-  let auth: Record<string, string>;
-  ({ t, auth } = await createAdminTestApp({ seed: true }));
-  key = auth.authorization!.replace('Bearer ', '');
+  const port = await freePort();
+  t = await createTestApp({ seed: true, config: { port, publicUrl: `http://127.0.0.1:${port}` } });
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-walkthrough-'));
+  fs.writeFileSync(path.join(workDir, 'receiver.mjs'), blockAfter('### Webhooks: receive signed events', 'js'));
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  fs.rmSync(workDir, { recursive: true, force: true });
+});
 
-describe('README', () => {
-  it('signs up, logs in, reads the profile and logs out as shown', async () => {
-    const { stdout } = await bash(blockAfter('### Customers: sign up, log in, your profile'));
-    expect(stdout).toContain('"username":"marie.dupont"');
-    expect(stdout).toContain('"favouriteCheese"');
-    expect(stdout.trim().endsWith('204')).toBe(true);
+describe('README walk-through', () => {
+  it('has no shell block the walk-through skips', () => {
+    const text = readme();
+    const part = text.slice(text.indexOf('\n### Your first API key\n'), text.indexOf('\n## Tests\n'));
+    expect(part.match(/```sh\n/g)?.length).toBe(HEADINGS.length);
+    // Every curl fails loudly, and no value is cut out of JSON with sed.
+    for (const line of part.split('\n').filter((l) => /(^|\$\(|\| )curl /.test(l.trim()))) expect(line).toMatch(/curl -sS --fail-with-body /);
+    expect(part).not.toMatch(/\| sed /);
   });
 
-  it('places an order as that customer and follows it to delivered as shown', async () => {
-    const { stdout } = await bash(blockAfter('### Orders: place one and follow it to delivered'));
-    expect(stdout).toContain('"status":"placed"');
-    expect(stdout).toMatch(/approved\nshipped\ndelivered\n/);
-    expect(stdout).toContain('"trackingNumber":"FRX-');
-  });
-
-  it('registers a webhook, and the receiver code verifies its test delivery, as shown', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-receiver-'));
-    try {
-      fs.writeFileSync(path.join(dir, 'receiver.mjs'), blockAfter('### Webhooks: receive signed events', 'js'));
-      const port = await freePort();
-      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', blockAfter('### Webhooks: receive signed events')], { cwd: dir, env: { PATH: process.env.PATH, KEY: key, RECEIVER_PORT: String(port) }, timeout: 60_000 });
-      expect(stdout).toMatch(/verified webhook\.test evt_/);
-      expect(stdout).toContain('"outcome":"delivered"');
-      expect(stdout).toContain('"statusCode":204');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+  it('runs every block in order, twice over on the same data, as shown', async () => {
+    const receiverPort = await freePort();
+    const callbackPort = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...processEnvFor({ dataDir: t.config.dataDir, databaseUrl: t.config.databaseUrl, databaseSchema: t.config.databaseSchema }),
+      NODE_PATH: path.join(REPO, 'node_modules'),
+      RECEIVER_PORT: String(receiverPort),
+      CALLBACK_PORT: String(callbackPort),
+    };
+    delete env.KEY;
+    const script = walkThrough();
+    for (const round of [1, 2]) {
+      const { code, stdout, stderr } = await runPlayingBrowser(script, env);
+      const context = `round ${round}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
+      expect(code, context).toBe(0);
+      // Your first API key, and the browse with the next page
+      expect(stdout, context).toMatch(/^KEY=sk_test_/m);
+      expect(stdout, context).toContain('"nextCursor":');
+      // Customers
+      expect(stdout, context).toMatch(/"username":"marie\.dupont\.\d+"/);
+      expect(stdout, context).toContain('"favouriteCheese"');
+      expect(stdout, context).toMatch(/^204$/m);
+      // OAuth: client credentials, then the code flow with PKCE and a refresh
+      expect(stdout, context).toContain('"items":[');
+      expect(stdout, context).toContain('after revoke: 401');
+      expect(stdout, context).toMatch(/^read:profile read:orders$/m);
+      // Orders
+      expect(stdout, context).toContain('"status":"placed"');
+      expect(stdout, context).toMatch(/approved\nshipped\ndelivered\n/);
+      expect(stdout, context).toContain('"trackingNumber":"FRX-');
+      // Webhooks: delivered to the receiver, dead-lettered while it is down, replayed, deleted
+      expect(stdout, context).toMatch(/verified webhook\.test evt_/);
+      expect(stdout, context).toContain('"outcome":"delivered"');
+      expect(stdout, context).toContain('"statusCode":204');
+      expect(stdout, context).toContain('"outcome":"dead_lettered"');
+      expect(stdout, context).toMatch(/"requeued":[1-9]/);
+      expect(stdout.trim().endsWith('204'), context).toBe(true);
     }
-  });
-
-  it('registers an OAuth client, gets a token, uses it and revokes it as shown', async () => {
-    const { stdout } = await bash(`${blockAfter('### OAuth 2.0: get a token')}\ncurl -s -o /dev/null -w 'after revoke: %{http_code}' "$S/v2/cheeses?limit=2" -H "Authorization: Bearer $ACCESS"`);
-    expect(stdout).toContain('"items":[');
-    expect(stdout).toContain('after revoke: 401');
-  });
+    // Nothing written into the clone.
+    expect(fs.existsSync(path.join(REPO, 'photo.jpg'))).toBe(false);
+    expect(fs.existsSync(path.join(REPO, 'page1.json'))).toBe(false);
+  }, 360_000);
 });
