@@ -67,12 +67,12 @@ export interface PipelineOptions {
 }
 
 export async function registerPipeline(app: FastifyInstance, options: PipelineOptions): Promise<void> {
-  const modules = (at: ModuleStage['at']) => options.moduleStages.filter((stage) => stage.at === at);
+  const modules = <At extends ModuleStage['at']>(at: At) => options.moduleStages.filter((stage): stage is Extract<ModuleStage, { at: At }> => stage.at === at);
   app.decorateRequest('principal', null);
   app.decorateRequest('representation', 'application/json');
   registerBodyParsers(app);
   registerValidation(app);
-  const refused = chain(modules('refused').map((stage) => stage.hook as RequestHook));
+  const refused = chain(modules('refused').map((stage) => stage.hook));
   const allowedMethods = trackRouteMethods(app);
   connectionGuards(app);
   capConnectionsPerClient(app, options.maxConnectionsPerClient);
@@ -90,16 +90,16 @@ export async function registerPipeline(app: FastifyInstance, options: PipelineOp
   use(app, [
     ...(refused ? [{ name: 'unrouted requests identified', phase: 'onRequest' as const, hook: auth.identifyUnrouted }] : []),
     { name: 'authentication', phase: 'onRequest', routes: auth.applies, hook: auth.authenticate },
-    ...modules('authenticated').map((stage) => ({ name: stage.name, phase: 'onRequest' as const, routes: (stage as { routes: RouteFilter }).routes, hook: stage.hook as RequestHook })),
+    ...modules('authenticated').map(({ name, routes, hook }) => ({ name, phase: 'onRequest' as const, routes, hook })),
     { name: 'body bounds', phase: 'preParsing', hook: bodyBounds },
     { name: 'negotiation', phase: 'preValidation', hook: negotiation },
     { name: 'request checks', phase: 'preValidation', hook: requestChecks },
     ...(cache ? [{ name: 'read cache lookup', phase: 'preHandler' as const, routes: cache.applies, hook: cache.lookup }] : []),
-    ...modules('handler').map((stage) => ({ name: stage.name, phase: 'preHandler' as const, routes: (stage as { routes: RouteFilter }).routes, hook: stage.hook as RequestHook })),
+    ...modules('handler').map(({ name, routes, hook }) => ({ name, phase: 'preHandler' as const, routes, hook })),
     { name: 'ETag', phase: 'onSend', hook: conditionalGet },
     { name: 'unread body', phase: 'onSend', hook: unreadBody },
     ...(cache ? [{ name: 'read cache store', phase: 'onSend' as const, routes: cache.applies, hook: cache.store }] : []),
-    ...modules('sent').map((stage) => ({ name: stage.name, phase: 'onSend' as const, routes: (stage as { routes: RouteFilter }).routes, hook: stage.hook as SendHook })),
+    ...modules('sent').map(({ name, routes, hook }) => ({ name, phase: 'onSend' as const, routes, hook })),
   ]);
 }
 

@@ -20,7 +20,8 @@ export type RouteFilter = (route: RouteOptions) => boolean;
  * - `sent`: last as the answer is sent (Idempotency-Key records).
  */
 export type ModuleStage =
-  | { name: string; at: 'authenticated' | 'handler'; routes: RouteFilter; hook: RequestHook }
+  | { name: string; at: 'authenticated'; routes: RouteFilter; hook: RequestHook }
+  | { name: string; at: 'handler'; routes: RouteFilter; hook: RequestHook }
   | { name: string; at: 'refused'; hook: RequestHook }
   | { name: string; at: 'sent'; routes: RouteFilter; hook: SendHook };
 

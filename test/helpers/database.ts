@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openDatabase, type Database } from '../../src/db/database.js';
 
 export const POSTGRES_URL = process.env.TEST_DATABASE_URL;
 export const DIALECT = POSTGRES_URL ? 'postgres' : 'sqlite';
@@ -52,4 +53,18 @@ export function processEnvFor(storage: Pick<TestStorage, 'dataDir' | 'databaseUr
   delete env.ADMIN_PASSWORD;
   delete env.CHEESE_ENV;
   return { ...env, ...extra };
+}
+
+/** A database opened over fresh storage, for tests that drive the database or the CLI without an app. */
+export async function openTestDatabase(): Promise<{ storage: TestStorage; database: Database; dispose(): Promise<void> }> {
+  const storage = await createTestStorage();
+  const database = openDatabase({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, databaseSchema: storage.databaseSchema, poolSize: 2 });
+  return {
+    storage,
+    database,
+    async dispose() {
+      await database.close();
+      await storage.dispose();
+    },
+  };
 }

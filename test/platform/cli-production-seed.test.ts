@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CUSTOMER } from '../../src/bootstrap.js';
-import { openDatabase, type Database } from '../../src/db/database.js';
-import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
+import type { Database } from '../../src/db/database.js';
+import { openTestDatabase, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { startServer } from '../helpers/server.js';
 
 /**
@@ -16,14 +16,11 @@ const PRODUCTION = { CHEESE_ENV: 'production', ADMIN_PASSWORD: 'production admin
 
 let storage: TestStorage;
 let database: Database;
+let dispose: () => Promise<void>;
 beforeAll(async () => {
-  storage = await createTestStorage();
-  database = openDatabase({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, databaseSchema: storage.databaseSchema, poolSize: 2 });
+  ({ storage, database, dispose } = await openTestDatabase());
 });
-afterAll(async () => {
-  await database.close();
-  await storage.dispose();
-});
+afterAll(() => dispose());
 
 function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
   return run(process.execPath, ['bin/fromagerie.js', ...args], { env, timeout: 60_000 }).then(
@@ -80,15 +77,13 @@ describe('db:seed on a database a production deployment has used', () => {
 
 describe('db:seed on a database production has never used', () => {
   it('still seeds the sandbox outside production', async () => {
-    const fresh = await createTestStorage();
-    const db = openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.databaseUrl, databaseSchema: fresh.databaseSchema, poolSize: 1 });
+    const fresh = await openTestDatabase();
     try {
-      const seeded = await cli(processEnvFor(fresh, { ADMIN_PASSWORD: 'a development admin password' }), 'db:seed');
+      const seeded = await cli(processEnvFor(fresh.storage, { ADMIN_PASSWORD: 'a development admin password' }), 'db:seed');
       expect(seeded.code, seeded.stderr).toBe(0);
-      const accounts = (await db.db.selectFrom('accounts').select('username').execute()).map((a) => a.username);
+      const accounts = (await fresh.database.db.selectFrom('accounts').select('username').execute()).map((a) => a.username);
       expect(accounts).toContain(TEST_CUSTOMER.username);
     } finally {
-      await db.close();
       await fresh.dispose();
     }
   }, 60_000);

@@ -1,20 +1,16 @@
 import { Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
 import { migrateToLatest, migrations } from '../../src/db/migrate.js';
-import { createTestStorage, type TestStorage } from '../helpers/database.js';
+import { openTestDatabase } from '../helpers/database.js';
 
 /** Data migrations rewrite what earlier code stored: run them over rows written the old way. */
-let storage: TestStorage;
 let database: Database;
+let dispose: () => Promise<void>;
 beforeAll(async () => {
-  storage = await createTestStorage();
-  database = openDatabase({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl, databaseSchema: storage.databaseSchema, poolSize: 2 });
+  ({ database, dispose } = await openTestDatabase());
 });
-afterAll(async () => {
-  await database.close();
-  await storage.dispose();
-});
+afterAll(() => dispose());
 
 describe('0003_search_tokens', () => {
   it('recomputes search_text of existing cheeses so words of every script become searchable', async () => {
