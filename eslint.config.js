@@ -16,4 +16,6 @@ export default tseslint.config(
   },
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   { files: ['src/cli/**', 'src/server.ts', 'bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
+  // Scripts the pages serve run in the browser.
+  { files: ['src/**/assets/*.js'], languageOptions: { globals: { ...globals.browser } } },
 );

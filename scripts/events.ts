@@ -2,11 +2,9 @@
  * Writes docs/events.md, the reference of webhook events, from the schemas of their `data`
  * (src/modules/outbox/event-data.schema.ts); `--check` fails when the committed file differs.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EVENT_TYPES, type EventType } from '../src/modules/outbox/outbox.writer.js';
-import { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, Metadata } from '../src/modules/outbox/event-data.schema.js';
+import { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, EVENT_TYPES, EventMetadata as Metadata, sampleEnvelopes, type EventType } from '../src/modules/outbox/outbox.module.js';
 
 /** The JSON Schema keywords this generator reads; TypeBox schemas are plain JSON Schema. */
 interface Schema {
@@ -29,8 +27,6 @@ interface Schema {
 
 const target = path.resolve('docs/events.md');
 const check = process.argv.includes('--check');
-const API_VERSION = '2.4.0';
-const CREATED_AT = '2026-06-12T10:15:00.000Z';
 const asSchema = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Schema;
 const cell = (text: string) => text.replaceAll('|', '\\|');
 const code = (value: unknown) => `\`${JSON.stringify(value)}\``;
@@ -71,29 +67,6 @@ function withoutExamples(value: unknown): unknown {
 
 const json = (value: unknown) => ['```json', JSON.stringify(value, null, 2), '```'].join('\n');
 
-/** Order events as the worker records them (no request), the others as a request does; sequences as in a real order's life. */
-const SEQUENCE: Partial<Record<EventType, number>> = { 'order.placed': 1, 'order.confirmed': 2, 'order.shipped': 3, 'order.delivered': 4, 'order.cancelled': 2 };
-const BY_JOB = new Set<EventType>(['order.confirmed', 'order.shipped', 'order.delivered', 'api_key.expiring']);
-
-function envelope(type: EventType, data: Record<string, unknown>): unknown {
-  const hash = createHash('sha256').update(`${type}:${JSON.stringify(data)}`).digest('hex');
-  const byJob = BY_JOB.has(type) || data.reason === 'season_opened';
-  const requestId = `${hash.slice(32, 40)}-${hash.slice(40, 44)}-4${hash.slice(45, 48)}-a${hash.slice(49, 52)}-${hash.slice(52, 64)}`;
-  const sequence = SEQUENCE[type];
-  return {
-    id: `evt_${hash.slice(0, 32)}`,
-    type,
-    created_at: CREATED_AT,
-    data,
-    metadata: {
-      api_version: API_VERSION,
-      environment: 'production',
-      request_id: byJob ? null : requestId,
-      ...(sequence === undefined ? {} : { sequence, order_id: data.order_id }),
-    },
-  };
-}
-
 function section(type: EventType): string {
   const schema = asSchema(EVENT_DATA_SCHEMAS[type]);
   const variants = schema.anyOf ?? [schema];
@@ -102,8 +75,8 @@ function section(type: EventType): string {
     if (variants.length > 1) parts.push(`### ${variant.title ?? 'Variant'}`, variant.description ?? '');
     parts.push(table(variant));
   }
-  const examples = (schema.examples ?? []) as Record<string, unknown>[];
-  parts.push(examples.length > 1 ? 'Example envelopes:' : 'Example envelope:', ...examples.map((example) => json(envelope(type, example))));
+  const envelopes = sampleEnvelopes(type);
+  parts.push(envelopes.length > 1 ? 'Example envelopes:' : 'Example envelope:', ...envelopes.map(json));
   parts.push(`<details><summary>JSON Schema of <code>data</code></summary>\n\n${json(withoutExamples(schema))}\n\n</details>`);
   return parts.filter(Boolean).join('\n\n');
 }

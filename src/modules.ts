@@ -13,10 +13,14 @@ import { createLimitsModule, type LimitsModule } from './modules/limits/limits.m
 import { createIdempotencyModule, type IdempotencyModule } from './modules/idempotency/idempotency.module.js';
 import { createOrdersModule, type OrdersModule } from './modules/orders/orders.module.js';
 import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/webhooks.module.js';
+import { createDashboardModule, type DashboardModule } from './modules/dashboard/dashboard.module.js';
 import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
 import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
 import { CursorCodec } from './kernel/pagination.js';
+
+/** Creating, rolling or revoking a live key (and the like) asks for the password again after this long (issue 19). */
+const STEP_UP_AFTER_MS = 10 * 60_000;
 
 /** In the order their routes are registered (and listed in the OpenAPI document). */
 export interface Modules {
@@ -30,6 +34,7 @@ export interface Modules {
   oauth: OAuthModule;
   orders: OrdersModule;
   webhooks: WebhooksModule;
+  dashboard: DashboardModule;
 }
 
 /**
@@ -60,6 +65,11 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     loginTokenTtlSeconds: config.loginTokenTtlSeconds,
     outbox: outbox.provides.outbox,
     bruteForce,
+    browserSessions: {
+      idleMs: config.dashboard.sessionIdleMinutes * 60_000,
+      maxMs: config.dashboard.sessionMaxHours * 3_600_000,
+      stepUpAfterMs: STEP_UP_AFTER_MS,
+    },
   });
   // Catalogue asks orders before a cheese goes (and customers before an account closes), while
   // orders need both: the ports are bound once orders exist, so no module builds another.
@@ -96,6 +106,8 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     refreshReuseIntervalSeconds: config.oauthRefreshReuseIntervalSeconds,
     log,
     bruteForce,
+    sessions: identity.provides.browserSessions,
+    sessionCookie: config.dashboard.cookieName,
   });
   const orders = createOrdersModule({
     db,
@@ -122,7 +134,21 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
     log,
   });
-  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.requestTimeoutMs }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks };
+  const dashboard = createDashboardModule({
+    environment: config.env,
+    appSecret: config.appSecret,
+    publicUrl: config.publicUrl,
+    cookieName: config.dashboard.cookieName,
+    sessions: identity.provides.browserSessions,
+    apiKeys: identity.provides.apiKeys,
+    accounts: identity.provides.accounts,
+    usage: (accountId, plan) => limits.provides.limiter.usage({ accountId, plan }),
+    webhooks: webhooks.provides.webhooks,
+    orders: orders.provides.orders,
+    oauthClients: identity.provides.oauthClients,
+    grants: oauth.provides.grants,
+  });
+  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.requestTimeoutMs }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, dashboard };
 }
 
 export function jobsOf(modules: Modules): Job[] {

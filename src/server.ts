@@ -31,12 +31,13 @@ async function main(): Promise<void> {
   const base = config.publicUrl;
   app.log.info({ database: app.database.location, environment: config.env, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');
   console.log(`\nFromagerie API listening on ${base}/v2  (environment: ${config.env})`);
+  console.log(`  Dashboard:         ${base}/dashboard  (sign in with any account, e.g. the admin below)`);
   console.log(`  Interactive docs:  ${base}/docs`);
   console.log(`  OpenAPI document:  ${base}/v2/openapi.json`);
   if (boot.generatedAdminPassword) {
     // Printed once, on the terminal only, never through the logger.
     console.log(`\n  First start: created admin "${boot.adminUsername}" with password: ${boot.generatedAdminPassword}`);
-    console.log('  It will not be shown again. Create an API key with:');
+    console.log(`  It will not be shown again. Sign in at ${base}/dashboard to create an API key, or:`);
     console.log(`    npm run cli -- api-keys create --user ${boot.adminUsername} --scopes admin\n`);
   }
 }

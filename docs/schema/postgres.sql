@@ -22,6 +22,15 @@ column api_keys.revoked_at timestamp with time zone
 column api_keys.expiry_notified_at timestamp with time zone
 column api_keys.created_at timestamp with time zone not null
 column api_keys.updated_at timestamp with time zone not null
+column api_keys.key_last4 text
+column api_keys.rolled_at timestamp with time zone
+column browser_sessions.id bigint not null
+column browser_sessions.account_id bigint not null
+column browser_sessions.token_hash text not null
+column browser_sessions.authenticated_at timestamp with time zone not null
+column browser_sessions.last_seen_at timestamp with time zone not null
+column browser_sessions.expires_at timestamp with time zone not null
+column browser_sessions.created_at timestamp with time zone not null
 column categories.id bigint not null
 column categories.name text not null
 column categories.name_key text not null
@@ -224,6 +233,9 @@ column webhook_attempts.latency_ms integer not null
 column webhook_attempts.error text
 column webhook_attempts.next_attempt_at timestamp with time zone
 column webhook_attempts.created_at timestamp with time zone not null
+column webhook_attempts.request_headers text
+column webhook_attempts.response_body text
+column webhook_attempts.error_class text
 column webhook_deliveries.id bigint not null
 column webhook_deliveries.webhook_id bigint not null
 column webhook_deliveries.outbox_id bigint not null
@@ -259,6 +271,9 @@ constraint api_keys.api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES
 constraint api_keys.api_keys_environment_check CHECK ((environment = ANY (ARRAY['live'::text, 'test'::text])))
 constraint api_keys.api_keys_key_hash_key UNIQUE (key_hash)
 constraint api_keys.api_keys_pkey PRIMARY KEY (id)
+constraint browser_sessions.browser_sessions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
+constraint browser_sessions.browser_sessions_pkey PRIMARY KEY (id)
+constraint browser_sessions.browser_sessions_token_hash_key UNIQUE (token_hash)
 constraint categories.categories_name_key_key UNIQUE (name_key)
 constraint categories.categories_pkey PRIMARY KEY (id)
 constraint cheese_images.cheese_images_cheese_id_fkey FOREIGN KEY (cheese_id) REFERENCES cheeses(id) ON DELETE CASCADE
@@ -328,6 +343,10 @@ CREATE INDEX api_keys_account_idx ON api_keys USING btree (account_id);
 CREATE INDEX api_keys_expiry_idx ON api_keys USING btree (expires_at);
 CREATE UNIQUE INDEX api_keys_key_hash_key ON api_keys USING btree (key_hash);
 CREATE UNIQUE INDEX api_keys_pkey ON api_keys USING btree (id);
+CREATE INDEX browser_sessions_account_idx ON browser_sessions USING btree (account_id);
+CREATE INDEX browser_sessions_expiry_idx ON browser_sessions USING btree (expires_at);
+CREATE UNIQUE INDEX browser_sessions_pkey ON browser_sessions USING btree (id);
+CREATE UNIQUE INDEX browser_sessions_token_hash_key ON browser_sessions USING btree (token_hash);
 CREATE UNIQUE INDEX categories_name_key_key ON categories USING btree (name_key);
 CREATE UNIQUE INDEX categories_pkey ON categories USING btree (id);
 CREATE INDEX cheese_images_cheese_idx ON cheese_images USING btree (cheese_id, id);
@@ -380,6 +399,8 @@ CREATE UNIQUE INDEX tags_pkey ON tags USING btree (id);
 CREATE INDEX webhook_attempts_delivery_idx ON webhook_attempts USING btree (delivery_id);
 CREATE UNIQUE INDEX webhook_attempts_pkey ON webhook_attempts USING btree (id);
 CREATE INDEX webhook_attempts_webhook_idx ON webhook_attempts USING btree (webhook_id, id);
+CREATE INDEX webhook_deliveries_dead_idx ON webhook_deliveries USING btree (id) WHERE (state = 'dead'::text);
+CREATE INDEX webhook_deliveries_dead_webhook_idx ON webhook_deliveries USING btree (webhook_id, id) WHERE (state = 'dead'::text);
 CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries USING btree (state, next_attempt_at);
 CREATE INDEX webhook_deliveries_outbox_idx ON webhook_deliveries USING btree (outbox_id);
 CREATE UNIQUE INDEX webhook_deliveries_pkey ON webhook_deliveries USING btree (id);

@@ -51,16 +51,63 @@ async function accountOf(context: Context) {
   return account;
 }
 
+/**
+ * The listing commands' output: a header row, then one row per item, fields separated by tabs
+ * (for `cut -f` and `column -t -s $'\t'`).
+ */
+function printTable(header: string[], rows: (string | number)[][]): void {
+  for (const row of [header, ...rows]) console.log(row.join('\t'));
+}
+
+/** Refused with its message alone (no usage after it): the command was right, the input was not. */
+class Refusal extends Error {}
+
 /** Reads the first line of stdin (without its line break); undefined when stdin ends first. */
 async function firstLineOfStdin(): Promise<string | undefined> {
   const { createInterface } = await import('node:readline');
-  if (process.stdin.isTTY) process.stderr.write('New password (shown as typed), then Enter: ');
   const lines = createInterface({ input: process.stdin, terminal: false });
   try {
     for await (const line of lines) return line.replace(/\r$/, '');
     return undefined;
   } finally {
     lines.close();
+  }
+}
+
+/** Refuses a password the accounts' rules refuse, before anything is changed. */
+async function checkNewPassword(password: string, username: string): Promise<void> {
+  const { MIN_PASSWORD_LENGTH } = await import('../modules/customers/customer.schema.js');
+  const { passwordProblem } = await import('../modules/customers/customer.rules.js');
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH || length > 256) throw new Refusal(`the password must be ${MIN_PASSWORD_LENGTH} to 256 characters long (it has ${length})`);
+  const problem = passwordProblem(password, username, '');
+  if (problem) throw new Refusal(`the password ${problem}`);
+}
+
+/**
+ * --password-stdin's password. From a pipe or a file: its first line, as `docker login
+ * --password-stdin` does. From a terminal: asked on stderr with echo off, checked, then asked
+ * again to catch a typo nobody could see; a mismatch changes nothing (exit 1).
+ */
+async function passwordFromStdin(username: string): Promise<string> {
+  if (!process.stdin.isTTY) {
+    const line = await firstLineOfStdin();
+    if (line === undefined || line === '') throw new UsageError('--password-stdin: no password on the first line of stdin');
+    await checkNewPassword(line, username);
+    return line;
+  }
+  const { openHiddenPrompt, PromptCancelled } = await import('./hidden-prompt.js');
+  const prompt = openHiddenPrompt();
+  try {
+    const password = await prompt.ask('New password: ');
+    if (password === '') throw new Refusal('no password typed: nothing was changed');
+    await checkNewPassword(password, username);
+    if ((await prompt.ask('Repeat it: ')) !== password) throw new Refusal('the two passwords typed differ: nothing was changed');
+    return password;
+  } catch (error) {
+    throw error instanceof PromptCancelled ? new Refusal(error.message) : error;
+  } finally {
+    prompt.close();
   }
 }
 
@@ -119,10 +166,11 @@ const COMMANDS: Record<string, Command> = {
     help: "list the account's active keys (neither revoked nor expired), under a header row",
     async run(context) {
       const account = await accountOf(context);
-      console.log('id\tprefix\tscopes\texpires\tname');
-      for (const key of await (await context.modules()).identity.provides.apiKeys.list(account.id)) {
-        console.log(`${key.id}\t${key.keyPrefix}…\t${key.scopes}\t${key.expiresAt ?? 'no expiry'}\t${key.name ?? ''}`);
-      }
+      const keys = await (await context.modules()).identity.provides.apiKeys.list(account.id);
+      printTable(
+        ['id', 'prefix', 'scopes', 'expires', 'name'],
+        keys.map((key) => [key.id, `${key.keyPrefix}…`, key.scopes, key.expiresAt ?? 'no expiry', key.name ?? '']),
+      );
     },
   },
   'api-keys revoke': {
@@ -142,21 +190,13 @@ const COMMANDS: Record<string, Command> = {
   },
   'admin reset-password': {
     usage: 'admin reset-password [--user NAME] [--password-stdin] [--quiet]',
-    help: 'set a new password for the admin (or --user NAME): the first line of stdin with --password-stdin, otherwise a generated one (24 characters), printed once alone on the last line (with --quiet, alone on stdout). Never taken as an argument. Ends the account\'s login sessions and OAuth grants; its API keys stay valid',
+    help: 'set a new password for the admin (or --user NAME): with --password-stdin, the first line of stdin, or on a terminal typed unseen twice; otherwise a generated one (24 characters), printed once alone on the last line (with --quiet, alone on stdout). Never taken as an argument. Ends the account\'s login sessions and OAuth grants; its API keys stay valid',
     async run(context) {
       const { values } = context;
       const username = values.user ?? context.config.adminUsername;
       let password: string;
       if (values['password-stdin']) {
-        const line = await firstLineOfStdin();
-        if (line === undefined || line === '') throw new UsageError('--password-stdin: no password on the first line of stdin');
-        const { MIN_PASSWORD_LENGTH } = await import('../modules/customers/customer.schema.js');
-        const { passwordProblem } = await import('../modules/customers/customer.rules.js');
-        const length = [...line].length;
-        if (length < MIN_PASSWORD_LENGTH || length > 256) throw new UsageError(`the password must be ${MIN_PASSWORD_LENGTH} to 256 characters long (it has ${length})`);
-        const problem = passwordProblem(line, username, '');
-        if (problem) throw new UsageError(`the password ${problem}`);
-        password = line;
+        password = await passwordFromStdin(username);
       } else {
         password = (await import('../modules/identity/password.hash.js')).generatePassword();
       }
@@ -209,11 +249,13 @@ const COMMANDS: Record<string, Command> = {
   },
   'oauth-clients list': {
     usage: 'oauth-clients list',
-    help: 'list the registered OAuth clients (never their secrets)',
+    help: 'list the registered OAuth clients (never their secrets), under a header row',
     async run(context) {
-      for (const c of await (await context.modules()).identity.provides.oauthClients.list()) {
-        console.log(`${c.id}\t${c.clientId}\t${c.type}\t${c.grants.join(' ')}\t${c.scopes.join(' ')}\t${c.name}`);
-      }
+      const clients = await (await context.modules()).identity.provides.oauthClients.list();
+      printTable(
+        ['id', 'client_id', 'type', 'grants', 'scopes', 'name'],
+        clients.map((c) => [c.id, c.clientId, c.type, c.grants.join(' '), c.scopes.join(' '), c.name]),
+      );
     },
   },
   'oauth-clients delete': {
@@ -279,6 +321,7 @@ async function run(argv: string[]): Promise<void> {
 run(process.argv.slice(2)).catch(async (error: unknown) => {
   const { ConfigError } = await import('../config/variable.js').catch(() => ({ ConfigError: undefined }));
   if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
+  else if (error instanceof Refusal) console.error(error.message);
   else if ((ConfigError && error instanceof ConfigError) || error instanceof AppError) console.error(error.message);
   else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) console.error(`${error.message}\n\n${USAGE}`);
   else console.error(error);

@@ -23,6 +23,12 @@ const DATA_DIR = variable('DATA_DIR', { ...text(), parse: (raw) => path.resolve(
 const CHEESE_ENV = variable('CHEESE_ENV', { schema: Type.Enum([...ENVIRONMENTS]), parse: (raw) => raw as CheeseEnv, default: 'development', doc: '`development`, `sandbox` or `production`; decides `sk_test_` vs `sk_live_` keys' });
 const REQUEST_TIMEOUT_MS = variable('REQUEST_TIMEOUT_MS', { ...numeric('^[1-9][0-9]{2,6}$'), default: '60000', doc: 'A whole request, headers and body, must arrive within this (408 and closed otherwise; slow uploads need it). 100 to 9999999' });
 const WEBHOOK_CONCURRENCY = variable('WEBHOOK_CONCURRENCY', { ...numeric('^[1-9][0-9]{0,3}$'), default: '64', doc: 'Attempts in flight at once on one instance' });
+const PUBLIC_URL = variable('PUBLIC_URL', {
+  ...text(Type.String({ pattern: '^https?://[^/]+$' })),
+  default: (get) => defaultPublicUrl(get(HOST), get(PORT)),
+  defaultText: '`http://$HOST:$PORT` (`localhost` when bound to `0.0.0.0`)',
+  doc: 'The origin clients reach the service at: in image URLs, links and the banner. Put the proxy\'s URL here behind one',
+});
 const inProduction = (get: Get) => get(CHEESE_ENV) === 'production';
 
 /**
@@ -32,12 +38,7 @@ const inProduction = (get: Get) => get(CHEESE_ENV) === 'production';
 export const SETTINGS = {
   port: PORT,
   host: HOST,
-  publicUrl: variable('PUBLIC_URL', {
-    ...text(Type.String({ pattern: '^https?://[^/]+$' })),
-    default: (get) => defaultPublicUrl(get(HOST), get(PORT)),
-    defaultText: '`http://$HOST:$PORT` (`localhost` when bound to `0.0.0.0`)',
-    doc: 'The origin clients reach the service at: in image URLs, links and the banner. Put the proxy\'s URL here behind one',
-  }),
+  publicUrl: PUBLIC_URL,
   corsOrigins: variable('CORS_ORIGINS', {
     schema: Type.String({ pattern: '^\\s*https?://[^/,\\s]+(\\s*,\\s*https?://[^/,\\s]+)*\\s*$' }),
     parse: (raw) => raw.split(',').map((origin) => origin.trim()).filter(Boolean),
@@ -138,6 +139,17 @@ export const SETTINGS = {
           : undefined,
     }),
     pollMs: variable('WEBHOOK_POLL_MS', { ...numeric('^[1-9][0-9]{1,6}$'), default: '1000', doc: 'The dispatcher\'s safety-net poll. It is woken at once by every commit of an event (on PostgreSQL, any instance\'s, by LISTEN/NOTIFY) and when a retry falls due' }),
+  },
+  dashboard: {
+    sessionIdleMinutes: variable('DASHBOARD_SESSION_IDLE_MIN', { ...numeric('^[1-9][0-9]{0,4}$'), default: '120', doc: 'A dashboard sign-in unused for this many minutes ends (2 hours)' }),
+    sessionMaxHours: variable('DASHBOARD_SESSION_MAX_H', { ...numeric('^[1-9][0-9]{0,3}$'), default: '12', doc: 'A dashboard sign-in ends this many hours after it began, used or not' }),
+    cookieName: variable('DASHBOARD_COOKIE_NAME', {
+      ...text(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+      default: (get) => (get(PUBLIC_URL).startsWith('https:') ? '__Host-fromagerie_session' : 'fromagerie_session'),
+      defaultText: '`__Host-fromagerie_session` when `PUBLIC_URL` is https, `fromagerie_session` otherwise',
+      doc: 'Name of the dashboard\'s session cookie. The cookie is Secure when `PUBLIC_URL` is https; a `__Host-` name needs https (a browser drops it over plain http)',
+      check: (name, get) => (/^__(Host|Secure)-/.test(name) && !get(PUBLIC_URL).startsWith('https:') ? `DASHBOARD_COOKIE_NAME ${name} needs PUBLIC_URL on https: browsers refuse a ${name.split('-')[0]}- cookie over plain http` : undefined),
+    }),
   },
   trustProxy: variable('TRUST_PROXY', { schema: Type.Enum(['true', 'false']), parse: (raw) => raw === 'true', default: 'false', doc: '`true` behind a reverse proxy, to read the client address from X-Forwarded-For' }),
   logLevel: variable('LOG_LEVEL', { ...text(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])), default: 'info', doc: 'pino level: `fatal` … `trace`, or `silent`' }),

@@ -14,6 +14,9 @@ import * as webhooks from './migrations/0014_webhooks.js';
 import * as idempotencyCreatedResource from './migrations/0015_idempotency_created_resource.js';
 import * as idempotencyPrincipal from './migrations/0016_idempotency_principal.js';
 import * as deployment from './migrations/0017_deployment.js';
+import * as browserSessions from './migrations/0018_browser_sessions.js';
+import * as apiKeyRoll from './migrations/0019_api_key_roll.js';
+import * as webhookAttemptDetail from './migrations/0020_webhook_attempt_detail.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -32,6 +35,9 @@ export const migrations: Record<string, Migration> = {
   '0015_idempotency_created_resource': idempotencyCreatedResource,
   '0016_idempotency_principal': idempotencyPrincipal,
   '0017_deployment': deployment,
+  '0018_browser_sessions': browserSessions,
+  '0019_api_key_roll': apiKeyRoll,
+  '0020_webhook_attempt_detail': webhookAttemptDetail,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

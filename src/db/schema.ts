@@ -1,10 +1,12 @@
 import {
   ACCOUNT_COLUMNS,
   API_KEY_COLUMNS,
+  BROWSER_SESSION_COLUMNS,
   LOGIN_SESSION_COLUMNS,
   OAUTH_CLIENT_COLUMNS,
   type AccountTable,
   type ApiKeyTable,
+  type BrowserSessionTable,
   type LoginSessionTable,
   type OAuthClientTable,
 } from '../modules/identity/identity.table.js';
@@ -46,6 +48,7 @@ export interface DB {
   accounts: AccountTable;
   api_keys: ApiKeyTable;
   login_sessions: LoginSessionTable;
+  browser_sessions: BrowserSessionTable;
   oauth_clients: OAuthClientTable;
   oauth_grants: OAuthGrantTable;
   oauth_tokens: OAuthTokenTable;
@@ -77,6 +80,7 @@ export const TABLES: { readonly [Table in keyof DB]: ColumnsOf<DB[Table]> } = {
   accounts: ACCOUNT_COLUMNS,
   api_keys: API_KEY_COLUMNS,
   login_sessions: LOGIN_SESSION_COLUMNS,
+  browser_sessions: BROWSER_SESSION_COLUMNS,
   oauth_clients: OAUTH_CLIENT_COLUMNS,
   oauth_grants: OAUTH_GRANT_COLUMNS,
   oauth_tokens: OAUTH_TOKEN_COLUMNS,

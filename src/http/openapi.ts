@@ -95,9 +95,15 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
       ],
       components: {
         securitySchemes: {
-          api_key: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An `sk_live_…` or `sk_test_…` key.' },
-          api_key_bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'sk_live_… / sk_test_… API key', description: 'The same API key as `Authorization: Bearer sk_…` (Form B).' },
-          bearer_auth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A login token from POST /customer/login.' },
+          // In this order in the docs page's Authorize dialog: the first box takes the key for every operation.
+          api_key_bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'sk_live_… / sk_test_… API key',
+            description:
+              'Your API key (`sk_live_…` or `sk_test_…`) as `Authorization: Bearer sk_…`. It serves every operation that takes an API key, reads and writes. **In the docs page, enter your key here once**: the other boxes are for login tokens, OAuth and the `X-API-Key` header.',
+          },
+          bearer_auth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A login token from `POST /customer/login`, as `Authorization: Bearer`. Not an API key: a key goes in `api_key_bearer`.' },
           cheesy_oauth: {
             type: 'oauth2',
             description: 'OAuth 2.0 at this deployment\'s root (metadata: `/.well-known/oauth-authorization-server`). Clients are registered by staff (`POST /oauth-clients`). Access tokens are `oat_…`, for one hour; refresh tokens rotate.',
@@ -106,6 +112,13 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
               implicit: { authorizationUrl: '/oauth/authorize', scopes: SCOPE_DESCRIPTIONS },
               clientCredentials: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
             },
+          },
+          api_key: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description:
+              'The same API key in `X-API-Key` (Form A). The operations Form A gives OAuth (the catalogue\'s and a customer\'s writes, `findByStatus`, `findByTags`) refuse it; `api_key_bearer` serves those and every operation this one does, so the docs page does not need it.',
           },
         },
       },
@@ -133,5 +146,49 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
       return { schema: transformed as typeof schema, url: url.replace(/^\/v2/, '') };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null, requestInterceptor: dropDuplicateApiKey },
+    staticCSP: DOCS_CSP,
+  });
+}
+
+/**
+ * The policy of the docs page (every /docs route, and nothing else): script from this origin
+ * only, never inline; inline style allowed, since Swagger UI renders `<style>` elements (its
+ * logo's SVG) that no nonce or stable hash covers. No `upgrade-insecure-requests`: the page
+ * loads nothing but its own origin, and the directive blanked it when served over plain http
+ * at any host but localhost. No validator badge (validatorUrl null), so no image from
+ * validator.swagger.io.
+ */
+const DOCS_CSP = [
+  "default-src 'self'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'self'",
+  "img-src 'self' data:",
+  "object-src 'none'",
+  "script-src 'self'",
+  "script-src-attr 'none'",
+  "style-src 'self' 'unsafe-inline'",
+].join('; ');
+
+/**
+ * The docs page's `requestInterceptor`: a key authorised in both `api_key_bearer` and
+ * `api_key` would travel twice (Swagger UI applies every authorized scheme an operation
+ * lists); when `Authorization: Bearer` carries the same key, `X-API-Key` is dropped, from the
+ * request and from the curl shown. Runs in the browser, serialised into the page's
+ * swagger-initializer.js by its source text: self-contained, and without nested functions
+ * (tsx's keepNames would wrap a named one in a helper the page does not have).
+ */
+function dropDuplicateApiKey(request: { headers?: Record<string, string> }) {
+  const headers = request.headers ?? {};
+  let apiKey: string | undefined;
+  let authorization: string | undefined;
+  for (const name of Object.keys(headers)) {
+    if (name.toLowerCase() === 'x-api-key') apiKey = name;
+    if (name.toLowerCase() === 'authorization') authorization = name;
+  }
+  if (apiKey !== undefined && authorization !== undefined && headers[authorization] === `Bearer ${headers[apiKey]}`) delete headers[apiKey];
+  return request;
 }

@@ -1,7 +1,8 @@
 import type { CheeseEnv } from './environment.js';
 import type { Role, Scope } from './scopes.js';
 
-export type CredentialKind = 'api_key' | 'login_token' | 'oauth_token';
+/** `browser_session`: a dashboard sign-in (a cookie); never accepted by /v2, it acts only through the dashboard's pages. */
+export type CredentialKind = 'api_key' | 'login_token' | 'oauth_token' | 'browser_session';
 
 /** Who is calling, whatever credential they used. Routes and services only ever see this. */
 export interface Principal {

@@ -99,7 +99,8 @@ describe('a new password ends every other session and every grant, and says so',
     const res = await put(me.username, bearer(me.token), { email: me.email, password: NEW_PASSWORD, currentPassword: PASSWORD });
     expect(res.status).toBe(200);
     expect(res.body.passwordChange).toEqual({
-      loginSessionsEnded: 1,
+      // The other login token, and the browser sign-in the OAuth consent opened (the dashboard's session).
+      loginSessionsEnded: 2,
       oauthGrantsRevoked: 1,
       apiKeysStillValid: [{ id: me.key.id, name: 'till', keyPrefix: me.key.key.slice(0, 16), scopes: ['read:profile', 'write:profile'], expiresAt: me.key.expiresAt }],
     });

@@ -56,6 +56,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     appSecret: 'test-secret-test-secret-test-secret-0123',
     authCacheTtlMs: 5000,
     loginTokenTtlSeconds: 3600,
+    dashboard: { sessionIdleMinutes: 120, sessionMaxHours: 12, cookieName: 'fromagerie_session' },
     // None: a rotated refresh token presented again revokes its grant at once; test/oauth/oauth-refresh.test.ts sets its own.
     oauthRefreshReuseIntervalSeconds: 0,
     readCacheMaxBytes: 32 * 1024 * 1024,

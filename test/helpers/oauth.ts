@@ -13,8 +13,27 @@ export function freePort(): Promise<number> {
   });
 }
 
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
 function unescapeHtml(text: string): string {
-  return text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))).replace(/&amp;/g, '&');
+  return text.replace(/&(?:#(\d+)|([a-z]+));/g, (whole, code: string | undefined, name: string | undefined) => (code ? String.fromCharCode(Number(code)) : (ENTITIES[name!] ?? whole)));
+}
+
+/** The cookies a response sets, as `name=value` pairs for a Cookie header (a cleared one dropped). */
+export function cookiesFrom(response: Response, jar: Map<string, string> = new Map()): Map<string, string> {
+  for (const line of response.headers.getSetCookie()) {
+    const pair = line.split(';')[0]!;
+    const index = pair.indexOf('=');
+    const name = pair.slice(0, index).trim();
+    const value = pair.slice(index + 1).trim();
+    if (value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(line)) jar.delete(name);
+    else jar.set(name, value);
+  }
+  return jar;
+}
+
+export function cookieHeader(jar: Map<string, string>): string {
+  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
 }
 
 /** The hidden fields of the page's form, as a browser would submit them. */
@@ -39,15 +58,16 @@ export async function authorizeThroughForms(authorizationUrl: URL, username: str
   const first = await fetch(authorizationUrl, { redirect: 'manual' });
   const loginHtml = await first.text();
   if (first.status !== 200) return { status: first.status, location: first.headers.get('location'), html: loginHtml };
-  const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const jar = cookiesFrom(first);
   expect(loginHtml).toContain('name="username"');
   const post = async (fields: Record<string, string>) => {
     const response = await fetch(new URL('/oauth/authorize', authorizationUrl), {
       method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: cookieHeader(jar), 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(fields),
       redirect: 'manual',
     });
+    cookiesFrom(response, jar);
     return { status: response.status, location: response.headers.get('location'), html: await response.text() };
   };
   const consent = await post({ ...hiddenFields(loginHtml), username, password });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminTestApp, type TestApp } from '../helpers/app.js';
 import { bearer } from '../helpers/http.js';
-import { authorizeThroughForms, hiddenFields } from '../helpers/oauth.js';
+import { authorizeThroughForms, cookieHeader, cookiesFrom, hiddenFields } from '../helpers/oauth.js';
 
 let t: TestApp;
 let staff: Record<string, string>;
@@ -49,7 +49,7 @@ describe('the authorization endpoint', () => {
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
+      expect(res.headers.get('content-security-policy')).toMatch(/default-src 'self';script-src 'self';style-src 'self';form-action 'self';frame-ancestors 'none'/);
       expect(await res.text()).not.toMatch(/<script/i);
     }
   });
@@ -79,7 +79,7 @@ describe('the authorization endpoint', () => {
     const url = authorizeUrl({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: CHALLENGE, code_challenge_method: 'S256', scope: 'read:profile' });
     const page = await get(url);
     const html = await page.text();
-    expect(html).toContain('Edge &#60;app&#62; &#38; co');
+    expect(html).toContain('Edge &lt;app&gt; &amp; co');
     expect(html).toContain('read:profile');
     expect(html).not.toContain('read:cheeses');
     expect(page.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:9");
@@ -104,10 +104,13 @@ describe('the authorization endpoint', () => {
     expect((await form('/oauth/authorize', fields, { cookie: other })).status).toBe(403);
     const consent = await form('/oauth/authorize', fields, { cookie });
     expect(consent.status).toBe(200);
+    // Signing in gave the browser its session cookie: the consent form is bound to it.
+    const signedIn = cookieHeader(cookiesFrom(consent, cookiesFrom(page)));
     const consentFields = hiddenFields(await consent.text());
-    const widened = await form('/oauth/authorize', { ...consentFields, scope: 'read:cheeses read:profile', decision: 'approve' }, { cookie });
+    const widened = await form('/oauth/authorize', { ...consentFields, scope: 'read:cheeses read:profile', decision: 'approve' }, { cookie: signedIn });
     expect(widened.status).toBe(403);
-    expect((await form('/oauth/authorize', { ...consentFields, decision: 'approve' }, { cookie })).status).toBe(303);
+    expect((await form('/oauth/authorize', { ...consentFields, decision: 'approve' }, { cookie })).status).toBe(403); // without the session
+    expect((await form('/oauth/authorize', { ...consentFields, decision: 'approve' }, { cookie: signedIn })).status).toBe(303);
   });
 });
 

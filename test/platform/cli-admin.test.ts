@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
@@ -45,6 +45,49 @@ function cli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv 
   });
 }
 
+/**
+ * util-linux's `script`, which runs a command on a new pseudo-terminal (macOS's BSD `script`
+ * takes other flags): the only way here to give the CLI a stdin that is a TTY, as a person's is.
+ */
+const HAS_SCRIPT = (() => {
+  try {
+    return execFileSync('script', ['--version'], { encoding: 'utf8' }).includes('util-linux');
+  } catch {
+    return false;
+  }
+})();
+const shellQuoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The CLI on a pseudo-terminal, through `script -qfec`: it types each answer (then Enter, a CR
+ * as a terminal sends) once its prompt has appeared, as a person would, and resolves with the
+ * exit code and everything the terminal showed (the CLI's stdout and stderr, and any echo).
+ */
+function cliOnTerminal(args: string[], answers: { prompt: string; typed: string }[]): Promise<{ code: number | null; screen: string }> {
+  return new Promise((resolve, reject) => {
+    const command = [process.execPath, 'bin/fromagerie.js', ...args].map(shellQuoted).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { env });
+    let screen = '';
+    let answered = 0;
+    let from = 0;
+    child.stdout.on('data', (d) => {
+      screen += d;
+      for (let at; answered < answers.length && (at = screen.indexOf(answers[answered]!.prompt, from)) >= 0; answered++) {
+        from = at + answers[answered]!.prompt.length;
+        child.stdin.write(`${answers[answered]!.typed}\r`);
+      }
+    });
+    child.stderr.on('data', (d) => (screen += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), CLI_TIMEOUT_MS - 5_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      child.stdin.destroy();
+      resolve({ code, screen });
+    });
+  });
+}
+
 const login = (username: string, password: string) => t.http.post('/v2/customer/login', { json: { username, password } });
 
 describe('help', () => {
@@ -58,6 +101,7 @@ describe('help', () => {
       [['api-keys', 'revoke', '-h'], /^Usage: npm run cli -- api-keys revoke/],
       [['admin', 'reset-password', '--help'], /^Usage: npm run cli -- admin reset-password[\s\S]*--password-stdin/],
       [['db:migrate', '--help'], /^Usage: npm run cli -- db:migrate/],
+      [['oauth-clients', 'list', '--help'], /^Usage: npm run cli -- oauth-clients list\n[\s\S]*header row/],
     ];
     const outcomes = await Promise.all(calls.map(([args]) => cli(args, { env: nowhere })));
     outcomes.forEach((outcome, i) => {
@@ -91,6 +135,31 @@ describe('admin reset-password', () => {
     expect(reset.stdout).toBe(`password of "${username}" reset: 0 login session(s) ended, 0 OAuth grant(s) revoked; API keys stay valid\n`);
     expect((await login(username, 'a brand new passphrase')).status).toBe(200);
     expect((await t.http.get('/v2/cheeses?limit=1', { headers: { 'x-api-key': key } })).status).toBe(200);
+  }, CLI_TIMEOUT_MS);
+
+  it.skipIf(!HAS_SCRIPT)('on a terminal, --password-stdin asks twice with echo off; a mismatch changes nothing (needs util-linux `script`)', async () => {
+    await t.key(['read:cheeses'], 'customer');
+    await t.key(['read:cheeses'], 'customer');
+    const [mine, other] = (await t.database.db.selectFrom('accounts').select('username').orderBy('id', 'desc').limit(2).execute()).map((a) => a.username);
+    const typed = 'typed on a terminal, never shown';
+    // Two processes at once: half the wall time where a core is free.
+    const [reset, mismatch] = await Promise.all([
+      cliOnTerminal(['admin', 'reset-password', '--user', mine!, '--password-stdin'], [
+        { prompt: 'New password: ', typed },
+        { prompt: 'Repeat it: ', typed },
+      ]),
+      cliOnTerminal(['admin', 'reset-password', '--user', other!, '--password-stdin'], [
+        { prompt: 'New password: ', typed: 'the first of two passwords' },
+        { prompt: 'Repeat it: ', typed: 'the second, which differs' },
+      ]),
+    ]);
+    expect(reset.code, reset.screen).toBe(0);
+    expect(reset.screen).toBe(`New password: \r\nRepeat it: \r\npassword of "${mine}" reset: 0 login session(s) ended, 0 OAuth grant(s) revoked; API keys stay valid\r\n`);
+    expect((await login(mine!, typed)).status).toBe(200);
+
+    expect(mismatch.code, mismatch.screen).toBe(1);
+    expect(mismatch.screen).toBe('New password: \r\nRepeat it: \r\nthe two passwords typed differ: nothing was changed\r\n');
+    expect((await login(other!, 'not-used-in-tests')).status).toBe(200);
   }, CLI_TIMEOUT_MS);
 
   it('refuses a password as an argument, a weak one, the current one and an unknown user: exit 1 with a message', async () => {
@@ -144,5 +213,21 @@ describe('api-keys', () => {
     const lines = listed.stdout.trim().split('\n');
     expect(lines[0]).toBe('id\tprefix\tscopes\texpires\tname');
     expect(lines.slice(1)).toContain(`${created.id}\t${created.key.slice(0, 16)}…\tread:cheeses\tno expiry\ttill`);
+  }, CLI_TIMEOUT_MS);
+});
+
+describe('oauth-clients', () => {
+  it('list prints a header row, then one line per client, never its secret', async () => {
+    const admin = await t.database.db.selectFrom('accounts').select('id').where('username', '=', 'admin').executeTakeFirstOrThrow();
+    const client = await t.app.modules.identity.provides.oauthClients.register(
+      { name: 'Stock sync', type: 'confidential', redirectUris: [], grants: ['client_credentials'], scopes: ['read:cheeses', 'read:orders'] },
+      admin.id,
+    );
+    const listed = await cli(['oauth-clients', 'list']);
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    const lines = listed.stdout.trim().split('\n');
+    expect(lines[0]).toBe('id\tclient_id\ttype\tgrants\tscopes\tname');
+    expect(lines.slice(1)).toContain(`${client.id}\t${client.clientId}\tconfidential\tclient_credentials\tread:cheeses read:orders\tStock sync`);
+    expect(listed.stdout).not.toContain(client.clientSecret!);
   }, CLI_TIMEOUT_MS);
 });

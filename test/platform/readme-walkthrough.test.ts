@@ -14,10 +14,14 @@ import { authorizeThroughForms, freePort } from '../helpers/oauth.js';
  * same data, as a reader trying it again would: so "copy-paste runnable" stays true.
  *
  * Not run: "Run it" (npm install && npm start: the app is already running), "Tests" and
- * "Operator CLI" (reference lists, not steps). Test-only adjustments: `npm` runs in the clone
- * (the script's working directory is a temporary one, where its files go), NODE_PATH finds
- * the clone's node_modules for the `node -e` lines, and the test plays the browser's part in
- * the PKCE block (it signs in through the forms and follows the redirect to the catcher).
+ * "Operator CLI" (reference lists, not steps). Test-only adjustments: `npm` runs in the clone,
+ * NODE_PATH finds the clone's node_modules for the `node -e` lines, and the test plays the
+ * browser's part in the PKCE block (it signs in through the forms and follows the redirect to
+ * the catcher).
+ *
+ * The script runs in a fresh temporary directory holding only receiver.mjs, saved there as
+ * the Webhooks section tells the reader to: the walk-through writes its files into a directory
+ * of its own (`W=$(mktemp -d)`), so after each run that directory must hold nothing more.
  */
 const REPO = process.cwd();
 const PASSWORD = 'correct horse battery staple';
@@ -37,11 +41,15 @@ const HEADINGS = [
 
 /** Checks the test runs after a block, in the same shell. */
 const AFTER: Record<string, string> = {
+  // Where the walk-through put its files: the test checks them there, then removes them.
+  '## A walk through with curl': 'echo "walk-through files in: $W"',
   '### OAuth 2.0: get a token': `curl -s -o /dev/null -w 'after revoke: %{http_code}\\n' "$S/v2/cheeses?limit=2" -H "Authorization: Bearer $ACCESS"`,
 };
 
 let t: TestApp;
 let workDir: string;
+/** The temporary directories the walk-through made (`W`), removed afterwards. */
+const writtenDirs: string[] = [];
 
 function readme(): string {
   return fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
@@ -107,6 +115,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
   fs.rmSync(workDir, { recursive: true, force: true });
+  for (const dir of writtenDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('README walk-through', () => {
@@ -133,7 +142,13 @@ describe('README walk-through', () => {
     for (const round of [1, 2]) {
       const { code, stdout, stderr } = await runPlayingBrowser(script, env);
       const context = `round ${round}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
+      const filesDir = /^walk-through files in: (\/.+)$/m.exec(stdout)?.[1];
+      if (filesDir && path.resolve(filesDir) !== path.resolve(workDir)) writtenDirs.push(filesDir);
       expect(code, context).toBe(0);
+      // Nothing new in the directory the walk-through ran from: its files went into its own.
+      expect(fs.readdirSync(workDir), context).toEqual(['receiver.mjs']);
+      expect(filesDir, context).toBeDefined();
+      expect(fs.readdirSync(filesDir!).sort(), context).toEqual(['page1.json', 'photo.jpg']);
       // Your first API key, and the browse with the next page
       expect(stdout, context).toMatch(/^KEY=sk_test_/m);
       expect(stdout, context).toContain('"nextCursor":');

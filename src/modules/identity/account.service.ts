@@ -8,6 +8,7 @@ import { emailKey, type AccountRecord, type AccountRepository } from './account.
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { credentialChangeVerdict } from './credential-change.rules.js';
 import type { ApiKeyResolver } from './api-key.resolver.js';
+import type { BrowserSessionRepository } from './browser-session.repository.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { LoginTokenResolver } from './login-token.resolver.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.hash.js';
@@ -52,6 +53,7 @@ export class AccountService {
       db: Kysely<DB>;
       accounts: AccountRepository;
       sessions: LoginSessionRepository;
+      browserSessions: BrowserSessionRepository;
       keys: ApiKeyRepository;
       apiKeyResolver: ApiKeyResolver;
       loginTokens: LoginTokenResolver;
@@ -146,10 +148,10 @@ export class AccountService {
     return outcome;
   }
 
-  /** What a new password ends: the account's login sessions (but `keep`) and its OAuth grants. */
+  /** What a new password ends: the account's login sessions (but `keep`), its dashboard sign-ins (counted with them) and its OAuth grants. */
   async #endCredentialsOnPasswordChange(trx: Transaction<DB>, accountId: number, keep: number | null): Promise<{ loginSessionsEnded: number; oauthGrantsRevoked: number }> {
     const now = new Date().toISOString();
-    const loginSessionsEnded = await this.options.sessions.revokeAllOf(trx, accountId, keep, now);
+    const loginSessionsEnded = (await this.options.sessions.revokeAllOf(trx, accountId, keep, now)) + (await this.options.browserSessions.deleteAllOf(trx, accountId));
     let oauthGrantsRevoked = 0;
     for (const listener of this.#passwordChangeListeners) oauthGrantsRevoked += await listener(trx, accountId, now);
     return { loginSessionsEnded, oauthGrantsRevoked };

@@ -11,10 +11,15 @@ export interface ApiKeyRecord {
   accountId: number;
   name: string | null;
   keyPrefix: string;
+  /** The key's last 4 characters; null for keys made before they were kept. */
+  keyLast4: string | null;
   environment: KeyEnvironment;
   scopes: string;
   expiresAt: string | null;
   lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** When a roll replaced the key: it works until `expiresAt`, outside the active-key cap. */
+  rolledAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -31,17 +36,34 @@ export interface ApiKeyOwnerRecord {
 }
 
 // Never key_hash: it leaves the database only for the equality lookup.
-const PUBLIC_COLUMNS = ['id', 'account_id', 'name', 'key_prefix', 'environment', 'scopes', 'expires_at', 'last_used_at', 'created_at', 'updated_at'] as const;
+const PUBLIC_COLUMNS = [
+  'id',
+  'account_id',
+  'name',
+  'key_prefix',
+  'key_last4',
+  'environment',
+  'scopes',
+  'expires_at',
+  'last_used_at',
+  'revoked_at',
+  'rolled_at',
+  'created_at',
+  'updated_at',
+] as const;
 
 type PublicRow = {
   id: number;
   account_id: number;
   name: string | null;
   key_prefix: string;
+  key_last4: string | null;
   environment: KeyEnvironment;
   scopes: string;
   expires_at: Date | string | null;
   last_used_at: Date | string | null;
+  revoked_at: Date | string | null;
+  rolled_at: Date | string | null;
   created_at: Date | string;
   updated_at: Date | string;
 };
@@ -52,10 +74,13 @@ function toRecord(row: PublicRow): ApiKeyRecord {
     accountId: row.account_id,
     name: row.name,
     keyPrefix: row.key_prefix,
+    keyLast4: row.key_last4,
     environment: row.environment,
     scopes: row.scopes,
     expiresAt: toIsoOrNull(row.expires_at),
     lastUsedAt: toIsoOrNull(row.last_used_at),
+    revokedAt: toIsoOrNull(row.revoked_at),
+    rolledAt: toIsoOrNull(row.rolled_at),
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -88,17 +113,55 @@ export class ApiKeyRepository {
     return rows.map(toRecord);
   }
 
+  /** Every key of the account, whatever its state, newest first. */
+  async listAll(accountId: number, limit: number): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toRecord);
+  }
+
+  /** One key of the account, whatever its state; undefined for another account's key or none. */
+  async get(executor: Kysely<DB>, accountId: number, keyId: number): Promise<ApiKeyRecord | undefined> {
+    const row = await executor.selectFrom('api_keys').select(PUBLIC_COLUMNS).where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** The role of the account (what its keys may hold at most). */
+  async roleOf(trx: Transaction<DB>, accountId: number): Promise<Role> {
+    const row = await trx.selectFrom('accounts').select('role').where('id', '=', accountId).executeTakeFirstOrThrow();
+    return row.role;
+  }
+
+  /**
+   * Marks a key rolled and brings its expiry to `expiresAt` (never later than it was), in the
+   * roll's transaction. Only a key still active and not rolled is changed: undefined otherwise.
+   */
+  async markRolled(trx: Transaction<DB>, accountId: number, keyId: number, expiresAt: string, now: string): Promise<ApiKeyRecord | undefined> {
+    const row = await trx
+      .updateTable('api_keys')
+      .set({ rolled_at: now, expires_at: expiresAt, updated_at: now })
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .where('rolled_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .returning(PUBLIC_COLUMNS)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
   /** Serialises key creation per account (PostgreSQL row lock; SQLite writers are already serial). */
   async lockAccount(trx: Transaction<DB>, accountId: number): Promise<void> {
     if (isPostgres(trx)) await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
   }
 
+  /** Keys counted against the cap: neither revoked, expired nor rolled (a rolled key lives out its grace outside it). */
   async countActive(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
     const row = await trx
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('account_id', '=', accountId)
       .where('revoked_at', 'is', null)
+      .where('rolled_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
       .executeTakeFirstOrThrow();
     return Number(row.n);
@@ -106,7 +169,17 @@ export class ApiKeyRepository {
 
   async insert(
     trx: Transaction<DB>,
-    input: { accountId: number; name: string | null; keyPrefix: string; keyHash: string; environment: KeyEnvironment; scopes: string; expiresAt: string | null; createdAt: string },
+    input: {
+      accountId: number;
+      name: string | null;
+      keyPrefix: string;
+      keyLast4: string;
+      keyHash: string;
+      environment: KeyEnvironment;
+      scopes: string;
+      expiresAt: string | null;
+      createdAt: string;
+    },
   ): Promise<ApiKeyRecord> {
     const row = await trx
       .insertInto('api_keys')
@@ -114,6 +187,7 @@ export class ApiKeyRepository {
         account_id: input.accountId,
         name: input.name,
         key_prefix: input.keyPrefix,
+        key_last4: input.keyLast4,
         key_hash: input.keyHash,
         environment: input.environment,
         scopes: input.scopes,

@@ -11,6 +11,13 @@ import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { hashKey, keyEnvironmentFor, type ApiKeyResolver } from './api-key.resolver.js';
 
 export const MAX_ACTIVE_KEYS = 3;
+/** What the dashboard's list shows at most (every state, newest first). */
+export const MAX_LISTED_KEYS = 100;
+/** How long a rolled key keeps working: now, 1 hour, 24 hours, 7 days. */
+export const ROLL_GRACE_SECONDS = [0, 3600, 86400, 604800] as const;
+export type RollGraceSeconds = (typeof ROLL_GRACE_SECONDS)[number];
+/** The latest instant stored and printed back as written (a lifetime carried past it is cut there). */
+const LAST_INSTANT = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 export interface CreateApiKeyInput {
   name?: string | null;
@@ -23,12 +30,17 @@ export interface CreatedApiKey extends ApiKeyRecord {
   key: string;
 }
 
+export interface RollApiKeyInput {
+  /** How long the old key keeps working, in seconds: 0 (refused at once), 1 h, 24 h or 7 days. */
+  oldKeyExpiresInSeconds: RollGraceSeconds;
+}
+
 export interface KeyOwner {
   accountId: number;
   role: Role;
 }
 
-/** An API key's life: made (shown once), listed, revoked. Resolving keys is ApiKeyResolver's job. */
+/** An API key's life: made (shown once), listed, rolled, revoked. Resolving keys is ApiKeyResolver's job. */
 export class ApiKeyService {
   constructor(
     private readonly options: { db: Kysely<DB>; keys: ApiKeyRepository; environment: CheeseEnv; resolver: ApiKeyResolver },
@@ -39,7 +51,7 @@ export class ApiKeyService {
    * more scopes than its owner's role and its creator, and never outlives its creator.
    */
   async create(owner: KeyOwner, input: CreateApiKeyInput, actor: Principal | null): Promise<CreatedApiKey> {
-    const { db, keys, environment } = this.options;
+    const { db, keys } = this.options;
     const now = nowIso();
     // The date-time format admits a leap second (":60") and offsets that carry 9999-12-31 into
     // year 10000: neither is an instant we can store or print back. Compared as instants, not text.
@@ -54,8 +66,7 @@ export class ApiKeyService {
     const refusal = creationRefusal(actor, { role: owner.role, scopes: input.scopes, expiresAt: expiry });
     if (refusal) throw new ForbiddenError(refusal);
     const expiresAt = expiry === null ? null : new Date(expiry);
-    const keyEnvironment = keyEnvironmentFor(environment);
-    const key = `sk_${keyEnvironment}_${randomBytes(32).toString('base64url')}`;
+    const key = this.#newKey();
     const scopes = [...new Set(input.scopes)].sort().join(' ');
     const record = await db.transaction().execute(async (trx) => {
       await keys.lockAccount(trx, owner.accountId);
@@ -63,22 +74,68 @@ export class ApiKeyService {
       if (active >= MAX_ACTIVE_KEYS) {
         throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first (DELETE /v2/api-keys/{id}).`);
       }
-      return keys.insert(trx, {
-        accountId: owner.accountId,
-        name: input.name ?? null,
-        keyPrefix: key.slice(0, 16),
-        keyHash: hashKey(key),
-        environment: keyEnvironment,
-        scopes,
-        expiresAt: expiresAt ? expiresAt.toISOString() : null,
-        createdAt: now,
-      });
+      return keys.insert(trx, this.#row(owner.accountId, key, { name: input.name ?? null, scopes, expiresAt: expiresAt ? expiresAt.toISOString() : null, createdAt: now }));
     });
     return { ...record, key };
   }
 
+  /** The keys that still authenticate (rolled ones in their grace period included), oldest first. */
   list(accountId: number): Promise<ApiKeyRecord[]> {
     return this.options.keys.listActive(accountId, nowIso());
+  }
+
+  /** Every key of the account (active, rolled, expired, revoked), newest first, at most MAX_LISTED_KEYS. */
+  listAll(accountId: number): Promise<ApiKeyRecord[]> {
+    return this.options.keys.listAll(accountId, MAX_LISTED_KEYS);
+  }
+
+  /** One key of the account, whatever its state; NotFoundError for another account's key or none. */
+  async get(accountId: number, keyId: number): Promise<ApiKeyRecord> {
+    const record = await this.options.keys.get(this.options.db, accountId, keyId);
+    if (!record) throw new NotFoundError(`API key ${keyId} not found.`);
+    return record;
+  }
+
+  /**
+   * Replaces a key: a new one with its name and scopes (shown once), while the old one keeps
+   * working for `oldKeyExpiresInSeconds` (never longer than it would have) and no longer counts
+   * against MAX_ACTIVE_KEYS, so a roll never fails for the cap. The new key lives as long as the
+   * old one was made to (its expires_at - created_at), from now; never, if the old never expired.
+   * `actor` must be allowed to revoke the old key and to create the new one (null: the operator).
+   * One transaction, under the lock `create` takes. 409 for a key revoked, expired or rolled.
+   */
+  async roll(accountId: number, keyId: number, input: RollApiKeyInput, actor: Principal | null): Promise<{ created: CreatedApiKey; old: ApiKeyRecord }> {
+    const { db, keys, resolver } = this.options;
+    const grace = input.oldKeyExpiresInSeconds;
+    if (!ROLL_GRACE_SECONDS.includes(grace)) throw ValidationFailedError.field('oldKeyExpiresInSeconds', `must be one of ${ROLL_GRACE_SECONDS.join(', ')}`);
+    const now = nowIso();
+    const nowMs = Date.parse(now);
+    const key = this.#newKey();
+    const result = await db.transaction().execute(async (trx) => {
+      await keys.lockAccount(trx, accountId);
+      const old = await keys.get(trx, accountId, keyId);
+      // A key of someone else is as unknown as a missing one.
+      if (!old) throw new NotFoundError(`API key ${keyId} not found.`);
+      const scopes = parseScopes(old.scopes);
+      const oldExpiry = old.expiresAt === null ? null : Date.parse(old.expiresAt);
+      const newExpiry = oldExpiry === null ? null : Math.min(nowMs + (oldExpiry - Date.parse(old.createdAt)), LAST_INSTANT);
+      const revocation = revocationRefusal(actor, keyId, scopes);
+      if (revocation) throw new ForbiddenError(revocation);
+      const creation = creationRefusal(actor, { role: await keys.roleOf(trx, accountId), scopes, expiresAt: newExpiry });
+      if (creation) throw new ForbiddenError(`Rolling makes a new key with the old one's scopes and lifetime, and this credential may not make it: ${creation}`);
+      if (old.revokedAt !== null) throw new ConflictError(`API key ${keyId} was revoked (at ${old.revokedAt}): only an active key can be rolled.`);
+      if (old.rolledAt !== null) throw new ConflictError(`API key ${keyId} was already rolled (at ${old.rolledAt}): roll the key that replaced it.`);
+      if (oldExpiry !== null && oldExpiry <= nowMs) throw new ConflictError(`API key ${keyId} has expired: only an active key can be rolled; create a new one.`);
+      const oldExpiresAt = new Date(Math.min(oldExpiry ?? Infinity, nowMs + grace * 1000)).toISOString();
+      const rolled = await keys.markRolled(trx, accountId, keyId, oldExpiresAt, now);
+      if (!rolled) throw new ConflictError(`API key ${keyId} is no longer active: only an active key can be rolled.`);
+      // No cap check: the rolled key left the count and the new one takes its place.
+      const created = await keys.insert(trx, this.#row(accountId, key, { name: old.name, scopes: old.scopes, expiresAt: newExpiry === null ? null : new Date(newExpiry).toISOString(), createdAt: now }));
+      return { created: { ...created, key }, old: rolled };
+    });
+    // Its shortened expiry applies at once on this instance (elsewhere within AUTH_CACHE_TTL_MS).
+    resolver.forget(keyId);
+    return result;
   }
 
   /**
@@ -96,5 +153,14 @@ export class ApiKeyService {
     await keys.revoke(accountId, keyId, nowIso());
     resolver.forget(keyId);
     return { alreadyRevokedAt: null };
+  }
+
+  #newKey(): string {
+    return `sk_${keyEnvironmentFor(this.options.environment)}_${randomBytes(32).toString('base64url')}`;
+  }
+
+  /** What is stored of a new key: its hash, its first 16 and last 4 characters, never the key. */
+  #row(accountId: number, key: string, fields: { name: string | null; scopes: string; expiresAt: string | null; createdAt: string }) {
+    return { accountId, keyPrefix: key.slice(0, 16), keyLast4: key.slice(-4), keyHash: hashKey(key), environment: keyEnvironmentFor(this.options.environment), ...fields };
   }
 }

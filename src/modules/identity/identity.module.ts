@@ -13,6 +13,8 @@ import { ApiKeyResolver } from './api-key.resolver.js';
 import { apiKeyRoutes } from './api-key.routes.js';
 import { ApiKeyService } from './api-key.service.js';
 import { LoginSessionRepository } from './login-session.repository.js';
+import { BrowserSessionRepository } from './browser-session.repository.js';
+import { BrowserSessionService, type BrowserSessionSettings } from './browser-session.service.js';
 import { LoginTokenResolver } from './login-token.resolver.js';
 import { loginRoutes } from './login.routes.js';
 import { LoginService } from './login.service.js';
@@ -22,9 +24,11 @@ import { accountPlanRoutes } from './account-plan.routes.js';
 import { OAuthClientService } from './oauth-client.service.js';
 
 export type { AccountService } from './account.service.js';
-export type { ApiKeyService } from './api-key.service.js';
+export { MAX_ACTIVE_KEYS, type ApiKeyService } from './api-key.service.js';
+export type { ApiKeyRecord } from './api-key.repository.js';
 export type { OAuthClientService, RegisteredClient } from './oauth-client.service.js';
 export type { LoginService } from './login.service.js';
+export type { BrowserSession, BrowserSessionService, BrowserSessionSettings } from './browser-session.service.js';
 export { GRANTS, type Grant } from './oauth-client.rules.js';
 
 export interface IdentityOptions {
@@ -40,6 +44,8 @@ export interface IdentityOptions {
   outbox: Outbox;
   /** Limits login attempts (the limits module). */
   bruteForce?: BruteForceGuard;
+  /** Browser sign-ins' lifetimes (the dashboard). */
+  browserSessions: BrowserSessionSettings;
 }
 
 export interface IdentityProvides {
@@ -50,6 +56,8 @@ export interface IdentityProvides {
   oauthClients: OAuthClientService;
   /** Checks a username and password (the authorization server's login page). */
   logins: LoginService;
+  /** Browser sign-ins (the dashboard's cookie sessions). */
+  browserSessions: BrowserSessionService;
 }
 
 export type IdentityModule = FeatureModule<IdentityProvides>;
@@ -65,7 +73,9 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs });
   const logins = new LoginService({ accounts, sessions, tokens: loginTokens, tokenTtlSeconds: options.loginTokenTtlSeconds });
   const oauthClients = new OAuthClientService(new OAuthClientRepository(db));
-  const accountService = new AccountService({ db, accounts, sessions, keys, apiKeyResolver: resolver, loginTokens });
+  const browserSessionRows = new BrowserSessionRepository(db);
+  const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions });
+  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, apiKeyResolver: resolver, loginTokens });
   return {
     name: 'identity',
     routes: async (app) => {
@@ -74,7 +84,7 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
       await app.register(oauthClientRoutes, { clients: oauthClients });
       await app.register(accountPlanRoutes, { accounts: accountService });
     },
-    jobs: [apiKeyExpiryJob({ db, keys, outbox })],
-    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, apiKeys, oauthClients, logins },
+    jobs: [apiKeyExpiryJob({ db, keys, outbox }), { name: 'browser-session-pruning', everyMs: 3_600_000, run: (now) => browserSessions.prune(now) }],
+    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, apiKeys, oauthClients, logins, browserSessions },
   };
 }

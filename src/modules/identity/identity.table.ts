@@ -48,8 +48,12 @@ export interface ApiKeyTable {
   last_used_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
   expiry_notified_at: NullableTimestamp;
+  /** The key's last 4 characters, shown with its prefix; null for keys made before 2.5. */
+  key_last4: string | null;
+  /** When a roll replaced the key: it works until expires_at but no longer counts against the cap. */
+  rolled_at: NullableTimestamp;
   created_at: Timestamp;
-  /** Creation, then revocation: what changes a key's own state (not its use). */
+  /** Creation, then revocation or a roll: what changes a key's own state (not its use). */
   updated_at: Timestamp;
 }
 export const API_KEY_COLUMNS = tableColumns<ApiKeyTable>()({
@@ -64,6 +68,8 @@ export const API_KEY_COLUMNS = tableColumns<ApiKeyTable>()({
   last_used_at: 'nullable',
   revoked_at: 'nullable',
   expiry_notified_at: 'nullable',
+  key_last4: 'nullable',
+  rolled_at: 'nullable',
   created_at: 'not null',
   updated_at: 'not null',
 });
@@ -81,6 +87,28 @@ export const LOGIN_SESSION_COLUMNS = tableColumns<LoginSessionTable>()({
   account_id: 'not null',
   expires_at: 'not null',
   revoked_at: 'nullable',
+  created_at: 'not null',
+});
+
+/** A browser's sign-in to the dashboard (or the OAuth pages): the cookie's token is kept only as its SHA-256. */
+export interface BrowserSessionTable {
+  id: Id;
+  account_id: number;
+  token_hash: string;
+  /** When the password was last given: the sign-in, or the last step-up. */
+  authenticated_at: Timestamp;
+  last_seen_at: Timestamp;
+  /** The absolute end, fixed at sign-in. */
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+export const BROWSER_SESSION_COLUMNS = tableColumns<BrowserSessionTable>()({
+  id: 'not null',
+  account_id: 'not null',
+  token_hash: 'not null',
+  authenticated_at: 'not null',
+  last_seen_at: 'not null',
+  expires_at: 'not null',
   created_at: 'not null',
 });
 

@@ -7,7 +7,7 @@ import { documentRateLimits, rateLimitStages } from './rate-limit.hooks.js';
 import type { Plan } from '../../kernel/plans.js';
 
 export { ENVIRONMENT_MULTIPLIERS } from './environment.rules.js';
-export { RateLimiter, type Caller, type Decision, type BruteForceKind, type RateLimitSettings } from './rate-limiter.js';
+export { RateLimiter, type BucketUsage, type Caller, type Decision, type BruteForceKind, type RateLimitSettings } from './rate-limiter.js';
 
 export interface LimitsOptions {
   settings: RateLimitSettings;

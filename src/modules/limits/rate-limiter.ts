@@ -32,6 +32,16 @@ export interface Decision {
   retryAfterSeconds: number;
 }
 
+/** One bucket as the dashboard shows it: what is left of its burst, and its quota per window. */
+export interface BucketUsage {
+  name: string;
+  remaining: number;
+  capacity: number;
+  quota: number;
+  windowSeconds: number;
+  fullInSeconds: number;
+}
+
 const hourly = (name: string, perHour: number, burst: number): BucketSpec => ({ name, capacity: burst, refillPerSecond: perHour / 3600, quota: perHour, windowSeconds: 3600 });
 
 const NOTHING_TO_REPORT: GuardedAttempt = { succeeded: async () => undefined };
@@ -83,6 +93,20 @@ export class RateLimiter {
   admit(caller: Caller): Decision | Promise<Decision> {
     const { keys, specs } = this.specsFor(caller);
     return this.#decide(keys, specs);
+  }
+
+  /** What is left of each of the caller's buckets now, spending nothing (the dashboard's overview). */
+  async usage(caller: Caller): Promise<BucketUsage[]> {
+    const { keys, specs } = this.specsFor(caller);
+    const { tokens } = await this.#store.take(keys, specs, 0);
+    return specs.map((spec, i) => ({
+      name: spec.name,
+      remaining: Math.max(0, Math.floor(tokens[i]!)),
+      capacity: spec.capacity,
+      quota: spec.quota,
+      windowSeconds: spec.windowSeconds,
+      fullInSeconds: Math.ceil(secondsUntilFull(tokens[i]!, spec)),
+    }));
   }
 
   /**

@@ -4,10 +4,14 @@ import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import type { CredentialResolver } from '../../kernel/principal.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
-import type { AccountService, LoginService, OAuthClientService } from '../identity/identity.module.js';
+import type { AccountService, BrowserSessionService, LoginService, OAuthClientService } from '../identity/identity.module.js';
+import { OAuthGrantRepository } from './oauth-grant.repository.js';
+import { grantRoutes } from './oauth-grant.routes.js';
+import { OAuthGrantService } from './oauth-grant.service.js';
 import { OAuthTokenRepository } from './oauth-token.repository.js';
 import { OAuthTokenResolver } from './oauth-token.resolver.js';
-import { InteractionSigner } from './oauth.interaction.js';
+import { ConsentBinding } from './oauth.interaction.js';
+import { oauthPageRoutes } from './oauth-pages.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { AuthorizationServer } from './oauth.service.js';
 import { SignInService } from './oauth-signin.service.js';
@@ -27,11 +31,18 @@ export interface OAuthOptions {
   log: (message: string, details: Record<string, unknown>) => void;
   /** Limits the login page and the token endpoint (the limits module). */
   bruteForce?: BruteForceGuard;
+  /** The one browser sign-in (the dashboard's), and its cookie's name. */
+  sessions: BrowserSessionService;
+  sessionCookie: string;
 }
+
+export type { AuthorizedApp, OAuthGrantService } from './oauth-grant.service.js';
 
 export interface OAuthProvides {
   /** Resolves OAuth access tokens (`oat_…`) on every route, beside API keys and login tokens. */
   credentialResolver: CredentialResolver;
+  /** The applications an account authorized: listed, and revoked with all their tokens (the dashboard's "Authorized apps"). */
+  grants: OAuthGrantService;
 }
 
 export type OAuthModule = FeatureModule<OAuthProvides>;
@@ -48,10 +59,26 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
   options.accounts.onPasswordChange((trx, accountId, now) => tokens.revokeGrantsOf(trx, accountId, now));
   const bruteForce = options.bruteForce ?? NO_GUARD;
   const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce });
-  const signIn = new SignInService({ server, signer: new InteractionSigner(options.appSecret), tokens, bruteForce });
+  const signIn = new SignInService({ server, sessions: options.sessions, binding: new ConsentBinding(options.appSecret) });
+  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db), forget: (grantId) => resolver.forget({ grantId }) });
   return {
     name: 'oauth',
-    rootRoutes: oauthRoutes({ server, signIn, secureCookies: options.publicUrl.startsWith('https:') }),
+    routes: async (app) => {
+      await app.register(grantRoutes, { grants, accounts: options.accounts });
+    },
+    rootRoutes: async (app) => {
+      await app.register(oauthRoutes({ server }));
+      await app.register(
+        oauthPageRoutes({
+          signIn,
+          sessions: options.sessions,
+          appSecret: options.appSecret,
+          secureCookies: options.publicUrl.startsWith('https:'),
+          sessionCookie: options.sessionCookie,
+          cacheTemplates: options.environment === 'production',
+        }),
+      );
+    },
     jobs: [
       {
         name: 'oauth-token-pruning',
@@ -60,6 +87,6 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
         run: (now = new Date()) => tokens.pruneExpired(new Date(now.getTime() - 24 * HOUR_MS).toISOString()),
       },
     ],
-    provides: { credentialResolver: resolver },
+    provides: { credentialResolver: resolver, grants },
   };
 }

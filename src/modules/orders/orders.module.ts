@@ -22,6 +22,7 @@ import { OrderPlacement } from './order.placement.js';
 
 export type { PaymentGateway, Courier } from './order.adapters.js';
 export type { StepDelays } from './order.lifecycle.js';
+export type { OrderService } from './order.service.js';
 
 export interface OrdersOptions {
   db: Kysely<DB>;

@@ -4,7 +4,8 @@ import { claimRows } from '../../db/claim.js';
 import { toIso, toIsoOrNull } from '../../db/columns.js';
 import { hiddenToFind, pickFairly, type ClaimBounds } from './dispatch.rules.js';
 import { dueWindow, hiddenQueues, oldestOf } from './fair-claim.repository.js';
-import type { AttemptOutcome, DeliveryState } from './webhook.table.js';
+import { deadIn, type WebhookScope } from './attempt-log.repository.js';
+import type { AttemptOutcome, DeliveryState, ErrorClass } from './webhook.table.js';
 
 export interface OutboxEvent {
   outboxId: number;
@@ -53,6 +54,10 @@ export interface AttemptRecord {
   latencyMs: number;
   error: string | null;
   nextAttemptAt: string | null;
+  /** JSON object of the headers sent. */
+  requestHeaders: string | null;
+  responseBody: string | null;
+  errorClass: ErrorClass | null;
 }
 
 /** An attempt made, and where it leaves its delivery; the lease it was made under guards the update. */
@@ -62,10 +67,8 @@ export interface Completion {
   state: DeliveryState;
 }
 
-export interface AttemptView extends AttemptRecord {
-  id: number;
-  createdAt: string;
-}
+/** What a replay writes: the delivery starts a fresh schedule now. */
+const REQUEUE = (now: string) => ({ state: 'pending' as const, attempts: 0, schedule_start: now, next_attempt_at: now, lease_until: null, updated_at: now });
 
 export class DeliveryRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -204,6 +207,9 @@ export class DeliveryRepository {
             error: a.error,
             next_attempt_at: a.nextAttemptAt,
             created_at: now,
+            request_headers: a.requestHeaders,
+            response_body: a.responseBody,
+            error_class: a.errorClass,
           })),
         )
         .execute();
@@ -256,51 +262,39 @@ export class DeliveryRepository {
   }
 
   /**
-   * Re-queues with a fresh schedule from now: without a range, a webhook's dead-lettered
-   * events; with one, every settled event (delivered or dead-lettered) whose event came
-   * within [from, to), for a receiver that lost what it had received.
+   * Re-queues with a fresh schedule from now: without a selection, a webhook's dead-lettered
+   * events; with one (a range of event times [from, to), chosen events, or both), every
+   * settled event (delivered or dead-lettered) among them, for a receiver that lost what it had
+   * received. Pending deliveries are left to their schedule.
    */
-  async replay(webhookId: number, range: { from?: string; to?: string }, now: string): Promise<number> {
-    const ranged = range.from !== undefined || range.to !== undefined;
+  async replay(webhookId: number, selection: { from?: string; to?: string; eventIds?: readonly string[] }, now: string): Promise<number> {
+    const selected = selection.from !== undefined || selection.to !== undefined || selection.eventIds !== undefined;
+    if (selection.eventIds?.length === 0) return 0;
     let query = this.db
       .updateTable('webhook_deliveries')
-      .set({ state: 'pending', attempts: 0, schedule_start: now, next_attempt_at: now, lease_until: null, updated_at: now })
+      .set(REQUEUE(now))
       .where('webhook_id', '=', webhookId)
-      .where('state', 'in', ranged ? ['dead', 'delivered'] : ['dead']);
-    if (ranged) {
+      .where('state', 'in', selected ? ['dead', 'delivered'] : ['dead']);
+    if (selected) {
+      // Through the outbox's unique event_id, then the (webhook_id, outbox_id) key.
       let events = this.db.selectFrom('outbox').select('id');
-      if (range.from) events = events.where('created_at', '>=', range.from);
-      if (range.to) events = events.where('created_at', '<', range.to);
+      if (selection.from) events = events.where('created_at', '>=', selection.from);
+      if (selection.to) events = events.where('created_at', '<', selection.to);
+      if (selection.eventIds) events = events.where('event_id', 'in', [...selection.eventIds]);
       query = query.where('outbox_id', 'in', events);
     }
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  /** The attempt log of one webhook, newest first, before `beforeId`. */
-  async attempts(webhookId: number, filter: { outcome?: AttemptOutcome; eventType?: string }, beforeId: number | null, limit: number): Promise<AttemptView[]> {
-    let query = this.db
-      .selectFrom('webhook_attempts')
-      .select(['id', 'delivery_id', 'event_id', 'event_type', 'attempt', 'outcome', 'status_code', 'latency_ms', 'error', 'next_attempt_at', 'created_at'])
-      .where('webhook_id', '=', webhookId);
-    if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
-    if (filter.eventType) query = query.where('event_type', '=', filter.eventType);
-    if (beforeId !== null) query = query.where('id', '<', beforeId);
-    const rows = await query.orderBy('id', 'desc').limit(limit).execute();
-    return rows.map((row) => ({
-      id: Number(row.id),
-      deliveryId: Number(row.delivery_id),
-      webhookId,
-      eventId: row.event_id,
-      eventType: row.event_type,
-      attempt: row.attempt,
-      outcome: row.outcome,
-      statusCode: row.status_code,
-      latencyMs: row.latency_ms,
-      error: row.error,
-      nextAttemptAt: toIsoOrNull(row.next_attempt_at),
-      createdAt: toIso(row.created_at),
-    }));
+  /** Re-queues the dead-lettered deliveries of `scope` (only those of `deliveryIds` when given) with a fresh schedule. */
+  async replayDead(scope: WebhookScope, deliveryIds: readonly number[] | null, now: string): Promise<number> {
+    if (scope.webhookIds?.length === 0 || deliveryIds?.length === 0) return 0;
+    const dead = deadIn(this.db, scope).select('d.id');
+    let query = this.db.updateTable('webhook_deliveries').set(REQUEUE(now)).where('state', '=', 'dead').where('id', 'in', deliveryIds ? dead.where('d.id', 'in', [...deliveryIds]) : dead);
+    if (scope.webhookIds) query = query.where('webhook_id', 'in', [...scope.webhookIds]);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   /**

@@ -7,8 +7,9 @@ import type { WebhookSettings } from './webhook.settings.js';
 import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } from './delivery.repository.js';
 import { Batch } from './batch.js';
 import { Slots } from './dispatch.rules.js';
-import type { WebhookSender, SendResult } from './webhook.sender.js';
-import type { SecretBox } from './webhook.secrets.js';
+import { outgoingHeaders, type WebhookSender, type SendResult } from './webhook.sender.js';
+import { envelopeOf } from './webhook.envelope.js';
+import type { SecretBox } from '../../kernel/secret-box.js';
 import { signatureHeaders } from './webhook.secrets.js';
 import { nextAttemptAt, receives } from './webhook.rules.js';
 import type { DeliveryState } from './webhook.table.js';
@@ -198,7 +199,7 @@ export class WebhookDispatcher {
 
   /** Sends one claimed delivery and records the attempt; returns what happened. */
   async attempt(delivery: ClaimedDelivery): Promise<SendResult & { outcome: 'delivered' | 'failed' | 'dead_lettered'; nextAttemptAt: string | null }> {
-    const body = `{"id":${JSON.stringify(delivery.eventId)},"type":${JSON.stringify(delivery.eventType)},"created_at":${JSON.stringify(delivery.createdAt)},"data":${delivery.data},"metadata":${delivery.metadata}}`;
+    const body = envelopeOf(delivery);
     const headers = {
       ...signatureHeaders(this.#secretsOf(delivery), delivery.eventId, body, Math.floor(Date.now() / 1000)),
       'x-cheese-event-id': delivery.eventId,
@@ -212,7 +213,12 @@ export class WebhookDispatcher {
     const state: DeliveryState = result.ok ? 'delivered' : outcome === 'dead_lettered' ? 'dead' : 'pending';
     const nextIso = outcome === 'failed' && next !== null ? new Date(next).toISOString() : null;
     await this.#completions.add({
-      attempt: { deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, eventType: delivery.eventType, attempt: delivery.attempt, outcome, statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error, nextAttemptAt: nextIso },
+      attempt: {
+        deliveryId: delivery.id, webhookId: delivery.webhookId, eventId: delivery.eventId, eventType: delivery.eventType, attempt: delivery.attempt, outcome,
+        statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error, nextAttemptAt: nextIso,
+        // What was sent, for the attempt's detail: the signatures, never the secrets.
+        requestHeaders: JSON.stringify(outgoingHeaders(headers, body)), responseBody: result.responseBody, errorClass: result.errorClass,
+      },
       leaseUntil: delivery.leaseUntil,
       state,
     });

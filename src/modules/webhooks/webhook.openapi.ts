@@ -13,7 +13,7 @@ const SIGNATURE_HEADERS = [
 ];
 
 const RESPONSES = {
-  '2XX': { description: 'Received. Any 2xx within `WEBHOOK_TIMEOUT_MS` (10 s) ends the delivery; the body is ignored (at most 64 KB is read).' },
+  '2XX': { description: 'Received. Any 2xx within `WEBHOOK_TIMEOUT_MS` (10 s) ends the delivery. The body means nothing to the delivery: at most 64 KB is read, and its first 4 KB (of any answer) kept in the attempt log for you to read (GET /webhooks/{id}/deliveries/{attemptId}).' },
   '410': { description: 'Gone: the webhook is disabled (`active: false`, `disabledReason` says when) and its pending events are dead-lettered. PATCH it with `{"active": true}` to resume.' },
   '429': { description: 'Too many: retried at the next scheduled attempt, or later if `Retry-After` asks (never past the schedule\'s last attempt). The same for 503.' },
   default: { description: 'Anything else (3xx included: redirects are not followed), or no answer in time: retried at 1 min, 5 min, 30 min, 2 h and 12 h after the event, then dead-lettered (POST /webhooks/{id}/replay sends it again).' },

@@ -1,8 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { isPostgres } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
+import type { AttemptOutcome } from './webhook.table.js';
 
 // Never the secrets' ciphertexts: they leave the database only to sign (secretsOf).
 const VIEW_COLUMNS = ['w.id', 'w.account_id', 'a.username', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.created_at', 'w.updated_at'] as const;
@@ -67,6 +68,19 @@ export interface WebhookChanges {
   disabledReason?: string | null;
 }
 
+/** A webhook's latest attempt: the list's "last outcome". */
+export interface LastAttempt {
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  at: string;
+}
+
+export interface WebhookSummary {
+  webhooks: number;
+  failing: number;
+  deadLettered: number;
+}
+
 export class WebhookRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -112,11 +126,65 @@ export class WebhookRepository {
     return row && toRecord(row);
   }
 
-  /** Oldest first, after `afterId`; one account's, or everyone's when `accountId` is null. */
-  async list(accountId: number | null, afterId: number, limit: number): Promise<WebhookRecord[]> {
+  /** Oldest first, after `afterId`; one account's, or everyone's when `accountId` is null; only `owner`'s (a username) when given. */
+  async list(accountId: number | null, afterId: number, limit: number, owner: string | null = null): Promise<WebhookRecord[]> {
     let query = this.#select().where('w.id', '>', afterId);
     if (accountId !== null) query = query.where('w.account_id', '=', accountId);
+    if (owner !== null) query = query.where('a.username', '=', owner);
     return (await query.orderBy('w.id').limit(limit).execute()).map(toRecord);
+  }
+
+  /** The latest attempt of each of these webhooks (of `accountId`'s only, unless null): one step down the (webhook_id, id) index each. */
+  async lastAttempts(ids: readonly number[], accountId: number | null): Promise<Map<number, LastAttempt>> {
+    if (ids.length === 0) return new Map();
+    const latest = (eb: ExpressionBuilder<DB & { w: DB['webhooks'] }, 'w'>) =>
+      eb.selectFrom('webhook_attempts as t').whereRef('t.webhook_id', '=', 'w.id').orderBy('t.id', 'desc').limit(1);
+    let query = this.db
+      .selectFrom('webhooks as w')
+      .select((eb) => ['w.id', latest(eb).select('t.outcome').as('outcome'), latest(eb).select('t.status_code').as('status_code'), latest(eb).select('t.created_at').as('created_at')])
+      .where('w.id', 'in', [...ids]);
+    if (accountId !== null) query = query.where('w.account_id', '=', accountId);
+    const rows = await query.execute();
+    const found = new Map<number, LastAttempt>();
+    for (const row of rows) {
+      if (row.outcome === null || row.created_at === null) continue;
+      found.set(Number(row.id), { outcome: row.outcome, statusCode: row.status_code ?? null, at: toIso(row.created_at) });
+    }
+    return found;
+  }
+
+  /**
+   * The overview's counts, one account's or everyone's: webhooks; failing ones (disabled, or
+   * whose latest attempt did not deliver); dead-lettered deliveries waiting for a replay.
+   */
+  async summary(accountId: number | null): Promise<WebhookSummary> {
+    let hooks = this.db
+      .selectFrom('webhooks as w')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('webhooks'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(
+                eb.or([
+                  eb('w.active', '=', false),
+                  eb(eb.selectFrom('webhook_attempts as t').select('t.outcome').whereRef('t.webhook_id', '=', 'w.id').orderBy('t.id', 'desc').limit(1), '<>', 'delivered'),
+                ]),
+              )
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('failing'),
+      ]);
+    let dead = this.db.selectFrom('webhook_deliveries as d').innerJoin('webhooks as w', 'w.id', 'd.webhook_id').select((eb) => eb.fn.countAll<number>().as('n')).where('d.state', '=', 'dead');
+    if (accountId !== null) {
+      hooks = hooks.where('w.account_id', '=', accountId);
+      dead = dead.where('w.account_id', '=', accountId);
+    }
+    const [counts, dl] = await Promise.all([hooks.executeTakeFirstOrThrow(), dead.executeTakeFirstOrThrow()]);
+    return { webhooks: Number(counts.webhooks), failing: Number(counts.failing ?? 0), deadLettered: Number(dl.n) };
   }
 
   async update(id: number, changes: WebhookChanges): Promise<WebhookRecord | undefined> {

@@ -4,7 +4,7 @@ import { changeContextOf, principalOf, type AuthRequirement } from '../../http/a
 import { errorResponses } from '../../http/common.schema.js';
 import { EVENT_TYPES } from '../outbox/outbox.module.js';
 import type { WebhookRecord } from './webhook.repository.js';
-import { CreatedWebhook, ReplayInput, TestResult, Webhook, WebhookAttempt, WebhookInput, WebhookPatch } from './webhook.schema.js';
+import { CreatedWebhook, DeadLetterQuery, DeadLetterReplayInput, ReplayInput, TestResult, Webhook, WebhookAttempt, WebhookAttemptDetail, WebhookDeadLetter, WebhookInput, WebhookPatch } from './webhook.schema.js';
 import type { WebhookService } from './webhook.service.js';
 
 // Your own webhooks need only a credential of yours; what they may carry follows its scopes.
@@ -26,6 +26,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
   app.addSchema(Webhook);
   app.addSchema(CreatedWebhook);
   app.addSchema(WebhookAttempt);
+  app.addSchema(WebhookAttemptDetail);
+  app.addSchema(WebhookDeadLetter);
 
   app.post('/webhooks', {
     config: { auth: OWN, idempotent: 'secret' },
@@ -51,13 +53,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'listWebhooks',
       summary: 'Your webhooks (never their secrets)',
-      description: `Oldest first. ${ACCESS}`,
-      querystring: Type.Object({ limit: Limit, cursor: Cursor }, { additionalProperties: false }),
+      description: `Oldest first. ${ACCESS} Staff may ask for one account's with \`account\`.`,
+      querystring: Type.Object(
+        { limit: Limit, cursor: Cursor, account: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only this account\'s webhooks (a username): for staff; anyone else naming another account gets none.' })) },
+        { additionalProperties: false },
+      ),
       response: { 200: Type.Object({ items: Type.Array(WebhookRef), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401) },
     },
   }, async (request) => {
-    const { limit = 20, cursor } = request.query;
-    const page = await webhooks.list(principalOf(request), cursor, limit);
+    const { limit = 20, cursor, account } = request.query;
+    const page = await webhooks.list(principalOf(request), cursor, limit, { account });
     return { ...page, items: page.items.map(present) };
   });
 
@@ -93,17 +98,74 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'listWebhookDeliveries',
       summary: 'The attempt log: every attempt to deliver an event to this webhook',
-      description: `Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: \`outcome\` and \`eventType\`. ${MANAGE}`,
+      description:
+        'Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: `outcome` (one or several, repeated: `delivered`, `failed`, `dead_lettered`, and `pending`: the failed attempts whose delivery still waits for its next attempt, a part of `failed`), `eventType`, and `from` … `to` (when the attempt was made: `from` inclusive, `to` exclusive). ' +
+        `Pages are a keyset walk over the attempt's id: no page counts the log. ${MANAGE}`,
       params: IdParams,
       querystring: Type.Object(
-        { outcome: Type.Optional(Type.Enum(['delivered', 'failed', 'dead_lettered'])), eventType: Type.Optional(Type.Enum([...EVENT_TYPES])), limit: Limit, cursor: Cursor },
+        {
+          outcome: Type.Optional(Type.Array(Type.Enum(['delivered', 'failed', 'pending', 'dead_lettered']), { minItems: 1, maxItems: 4, description: 'Any of these (repeat the parameter).' })),
+          eventType: Type.Optional(Type.Enum([...EVENT_TYPES])),
+          from: Type.Optional(Type.String({ format: 'date-time', description: 'Attempts made at or after this time.' })),
+          to: Type.Optional(Type.String({ format: 'date-time', description: 'Attempts made before this time.' })),
+          limit: Limit,
+          cursor: Cursor,
+        },
         { additionalProperties: false },
       ),
-      response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookAttempt#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 403, 404) },
+      response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookAttempt#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 403, 404, 422) },
     },
   }, async (request) => {
-    const { outcome, eventType, limit = 20, cursor } = request.query;
-    return webhooks.attempts(principalOf(request), request.params.id, { ...(outcome && { outcome }), ...(eventType && { eventType }) }, cursor, limit);
+    const { outcome, eventType, from, to, limit = 20, cursor } = request.query;
+    return webhooks.attempts(principalOf(request), request.params.id, { ...(outcome && { outcomes: outcome }), ...(eventType && { eventType }), ...(from && { from }), ...(to && { to }) }, cursor, limit);
+  });
+
+  app.get('/webhooks/:id/deliveries/:attemptId', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'getWebhookDelivery',
+      summary: 'One attempt: the headers and body sent, and the start of the answer',
+      description: `The headers sent (signatures included, never the secret), the body (the same bytes on every attempt of the event), the receiver's status and the first 4 KB of its answer, the class of error, and the delivery's state now. An attempt of another webhook is a 404. ${MANAGE}`,
+      params: Type.Object({ id: IdParams.properties.id, attemptId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
+      response: { 200: Type.Unsafe({ $ref: 'WebhookAttemptDetail#' }), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (request) => {
+    const { requestHeaders, requestBody, responseBody, latest: _latest, pending: _pending, replayable: _replayable, ...attempt } = await webhooks.attempt(principalOf(request), request.params.id, request.params.attemptId);
+    return { ...attempt, request: { headers: requestHeaders, body: requestBody }, response: { statusCode: attempt.statusCode, body: responseBody } };
+  });
+
+  app.get('/webhooks/dead-letters', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'listWebhookDeadLetters',
+      summary: 'Dead-lettered events across your webhooks',
+      description:
+        'The deliveries that failed their last attempt and wait for a replay, newest first, across every webhook this credential may manage (staff: every account\'s, or one `account`\'s), or one webhook\'s (`webhookId`). Replay them with POST /webhooks/dead-letters/replay, or per webhook with POST /webhooks/{id}/replay.',
+      querystring: Type.Object({ ...DeadLetterQuery.properties, limit: Limit, cursor: Cursor }, { additionalProperties: false }),
+      response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookDeadLetter#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (request) => {
+    const { webhookId, account, limit = 20, cursor } = request.query;
+    const { items, hasMore, nextCursor } = await webhooks.deadLetters(principalOf(request), { webhookId, account }, { next: cursor }, limit);
+    return { items, hasMore, nextCursor };
+  });
+
+  app.post('/webhooks/dead-letters/replay', {
+    config: { auth: OWN },
+    schema: {
+      tags: TAGS,
+      operationId: 'replayWebhookDeadLetters',
+      summary: 'Send dead-lettered events again, across your webhooks',
+      description:
+        'Re-queues dead-lettered deliveries with a fresh schedule from now: the ones named by `deliveryIds` (at most 100), or every one in scope (every webhook this credential may manage; staff: every account\'s, or one `account`\'s; or one `webhookId`\'s). Others\' deliveries, and ones no longer dead-lettered, are left alone. Each replay is a new attempt in the webhook\'s log.',
+      querystring: DeadLetterReplayInput,
+      response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 403, 404, 422) },
+    },
+  }, async (request) => {
+    const { webhookId, account, deliveryIds } = request.query;
+    return { requeued: await webhooks.replayDeadLetters(principalOf(request), { webhookId, account, deliveryIds }) };
   });
 
   app.post('/webhooks/:id/test', {
@@ -123,8 +185,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
     schema: {
       tags: TAGS,
       operationId: 'replayWebhook',
-      summary: 'Send this webhook\'s dead-lettered events again, or every event of a time range',
-      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${MANAGE}`,
+      summary: 'Send this webhook\'s dead-lettered events again, chosen events, or every event of a time range',
+      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. With \`eventIds\` (repeated, at most 100), those events if settled (with \`from\`/\`to\` too: those of them in the range). Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${MANAGE}`,
       params: IdParams,
       querystring: ReplayInput,
       response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 403, 404, 415, 422) },

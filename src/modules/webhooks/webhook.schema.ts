@@ -2,6 +2,7 @@ import Type from 'typebox';
 import { SCOPES } from '../../kernel/scopes.js';
 import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 import { EVENT_PATTERN } from './webhook.rules.js';
+import { ERROR_CLASSES } from './webhook.table.js';
 
 const Nullable = <T extends Type.TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const DateTime = Type.String({ format: 'date-time' });
@@ -78,6 +79,39 @@ export const WebhookAttempt = Type.Object(
   { $id: 'WebhookAttempt' },
 );
 
+export const WebhookAttemptDetail = Type.Object(
+  {
+    ...WebhookAttempt.properties,
+    errorClass: Nullable(Type.Enum([...ERROR_CLASSES], { description: 'Why it failed, as a class: `http_error` (answered 4xx or 5xx), `redirect` (3xx, not followed), `timeout`, `connection_refused`, `connection_reset`, `dns`, `tls`, `address_refused` (an address webhooks may not reach), `network`; null when delivered.' })),
+    deliveryState: Type.Enum(['pending', 'delivered', 'dead'], { description: 'Its delivery now: `pending` (an attempt is to come, or a replay), `delivered`, `dead` (dead-lettered: replay it).' }),
+    request: Type.Object({
+      headers: Nullable(Type.Record(Type.String(), Type.String(), { description: 'Every header sent, signatures included (never the secret). Null for attempts made before the headers were kept.' })),
+      body: Type.String({ description: 'The body sent, byte for byte the same on every attempt and replay of the event.' }),
+    }),
+    response: Type.Object({
+      statusCode: Nullable(Type.Integer()),
+      body: Nullable(Type.String({ description: 'The first 4 KB of the answer, as UTF-8 text; null when no answer came, or for attempts made before the answers were kept.' })),
+    }),
+  },
+  { $id: 'WebhookAttemptDetail' },
+);
+
+export const WebhookDeadLetter = Type.Object(
+  {
+    deliveryId: Type.Integer({ format: 'int64', description: 'Names it in POST /webhooks/dead-letters/replay.' }),
+    webhookId: Type.Integer({ format: 'int64' }),
+    webhookUrl: Type.String(),
+    owner: Type.String({ description: 'The username of the account the webhook belongs to.' }),
+    eventId: Type.String({ examples: ['evt_0b9c5d1e2f3a4b5c6d7e8f9a0b1c2d3e'] }),
+    eventType: Type.String({ examples: ['order.shipped'] }),
+    attempts: Type.Integer({ description: 'Attempts made before it was dead-lettered.' }),
+    deadLetteredAt: DateTime,
+    lastStatusCode: Nullable(Type.Integer({ description: 'The receiver\'s status at the last attempt; null when none came.' })),
+    lastError: Nullable(Type.String()),
+  },
+  { $id: 'WebhookDeadLetter' },
+);
+
 export const TestResult = Type.Object({
   eventId: Type.String(),
   outcome: Type.Enum(['delivered', 'dead_lettered']),
@@ -86,10 +120,31 @@ export const TestResult = Type.Object({
   error: Nullable(Type.String()),
 });
 
+const EventId = Type.String({ pattern: '^evt_[0-9a-f]{32}$', maxLength: 36 });
+const RowId = (description?: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, format: 'int64', ...(description && { description }) });
+
+/** Query parameters (the operations take no body, so a client sending an empty JSON body keeps working). */
 export const ReplayInput = Type.Object(
   {
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Only events from this time (inclusive).' })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'Only events before this time.' })),
+    eventIds: Type.Optional(Type.Array(EventId, { minItems: 1, maxItems: 100, description: 'Only these events (at most 100; repeat the parameter), delivered or dead-lettered.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DeadLetterQuery = Type.Object(
+  {
+    webhookId: Type.Optional(RowId('Only this webhook\'s.')),
+    account: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff: only this account\'s webhooks (a username). Anyone else naming another account gets none.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const DeadLetterReplayInput = Type.Object(
+  {
+    ...DeadLetterQuery.properties,
+    deliveryIds: Type.Optional(Type.Array(RowId(), { minItems: 1, maxItems: 100, description: 'Only these dead-lettered deliveries (at most 100; repeat the parameter); without it, every one in scope.' })),
   },
   { additionalProperties: false },
 );

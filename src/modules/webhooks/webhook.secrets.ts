@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { SecretBox } from '../../kernel/secret-box.js';
 
 /** `whsec_` and 32 random bytes in base64: the Standard Webhooks secret format. */
 export function newWebhookSecret(): string {
@@ -7,30 +8,10 @@ export function newWebhookSecret(): string {
 
 /**
  * Webhook secrets must be recoverable (we sign with them), so unlike passwords and keys they
- * are not hashed but encrypted: AES-256-GCM under a key derived from APP_SECRET, so a copy of
- * the database alone reveals none.
+ * are not hashed but encrypted (SecretBox): a copy of the database alone reveals none.
  */
-export class SecretBox {
-  readonly #key: Buffer;
-
-  constructor(appSecret: string) {
-    this.#key = Buffer.from(hkdfSync('sha256', appSecret, 'fromagerie', 'webhook-secrets', 32));
-  }
-
-  seal(secret: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
-    const sealed = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return `v1.${iv.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}.${sealed.toString('base64url')}`;
-  }
-
-  open(ciphertext: string): string {
-    const [version, iv, tag, sealed] = ciphertext.split('.');
-    if (version !== 'v1' || !iv || !tag || sealed === undefined) throw new Error('unreadable webhook secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString('utf8');
-  }
+export function webhookSecretBox(appSecret: string): SecretBox {
+  return new SecretBox(appSecret, 'webhook-secrets');
 }
 
 export interface SignatureHeaders {

@@ -10,12 +10,17 @@ import type { Principal } from '../../kernel/principal.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { AddressGuard } from './address.guard.js';
-import type { AttemptView, DeliveryRepository } from './delivery.repository.js';
+import type { AttemptDetail, AttemptFilter, AttemptLogRepository, AttemptView, DeadLetter, IdBound, WebhookScope } from './attempt-log.repository.js';
+import type { DeliveryRepository } from './delivery.repository.js';
 import type { WebhookDispatcher } from './webhook.dispatcher.js';
-import type { WebhookRecord, WebhookRepository } from './webhook.repository.js';
+import type { LastAttempt, WebhookRecord, WebhookRepository, WebhookSummary } from './webhook.repository.js';
 import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes } from './webhook.rules.js';
-import { newWebhookSecret, type SecretBox } from './webhook.secrets.js';
+import type { SecretBox } from '../../kernel/secret-box.js';
+import { newWebhookSecret } from './webhook.secrets.js';
 import type { AttemptOutcome } from './webhook.table.js';
+
+/** How many events one replay may name. */
+export const MAX_REPLAY_EVENTS = 100;
 
 /** Per account: enough for every environment and integration, few enough to fan out cheaply. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
@@ -24,6 +29,10 @@ const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 /** Both lists' cursors carry the last row's id; each kind is refused by the other list. */
 const WEBHOOK_CURSOR = 'webhook';
 const ATTEMPT_CURSOR = 'attempt';
+/** The previous page of the attempt log (the dashboard's "Newer"): rows newer than the id. */
+const NEWER_ATTEMPT_CURSOR = 'attempt-newer';
+const DEAD_LETTER_CURSOR = 'dead-letter';
+const NEWER_DEAD_LETTER_CURSOR = 'dead-letter-newer';
 
 export interface WebhookInput {
   url: string;
@@ -45,10 +54,31 @@ export interface TestOutcome {
   error: string | null;
 }
 
+/** Where a page of a newest-first list is: after the `next` cursor of one page, or before the `previous` cursor of another. */
+export interface PagePosition {
+  next?: string | undefined;
+  previous?: string | undefined;
+}
+
+/** A page of a newest-first list that can be walked both ways (the dashboard's Older and Newer links). */
+export interface TwoWayPage<T> extends Page<T> {
+  /** Null on the newest page. */
+  previousCursor: string | null;
+}
+
+/** A cross-webhook view: one webhook, one account's (staff), or every one the caller may manage. */
+export interface DeadLetterQuery {
+  webhookId?: number | undefined;
+  /** Staff: only this account's webhooks (by username). Anyone else naming another account sees none. */
+  account?: string | undefined;
+}
+
 export interface WebhookServiceOptions {
   db: Kysely<DB>;
   webhooks: WebhookRepository;
   deliveries: DeliveryRepository;
+  /** The reads of the attempt log and the dead letter queue. */
+  log: AttemptLogRepository;
   dispatcher: WebhookDispatcher;
   outbox: Outbox;
   secrets: SecretBox;
@@ -83,11 +113,22 @@ export class WebhookService {
     return { webhook, secret };
   }
 
-  /** One page, oldest first: the caller's own webhooks, or every account's for staff. */
-  list(principal: Principal, cursor: string | undefined, limit: number): Promise<Page<WebhookRecord>> {
+  /** One page, oldest first: the caller's own webhooks, or every account's for staff (`account`: one account's, by username). */
+  list(principal: Principal, cursor: string | undefined, limit: number, filter: { account?: string | undefined } = {}): Promise<Page<WebhookRecord>> {
     const { cursors } = this.options;
     const afterId = cursor === undefined ? 0 : cursors.decode(WEBHOOK_CURSOR, cursor, rowId);
-    return paginate(limit, (take) => this.options.webhooks.list(isStaff(principal) ? null : principal.accountId, afterId, take), (last) => cursors.encode(WEBHOOK_CURSOR, last.id));
+    const owner = filter.account !== undefined && filter.account !== '' ? filter.account : null;
+    return paginate(limit, (take) => this.options.webhooks.list(isStaff(principal) ? null : principal.accountId, afterId, take, owner), (last) => cursors.encode(WEBHOOK_CURSOR, last.id));
+  }
+
+  /** Each webhook's latest attempt (the list's "last outcome"), for webhooks the caller may see. */
+  async lastAttempts(principal: Principal, ids: readonly number[]): Promise<Map<number, LastAttempt>> {
+    return this.options.webhooks.lastAttempts(ids, isStaff(principal) ? null : principal.accountId);
+  }
+
+  /** The overview's counts: the principal's webhooks (staff: everyone's). */
+  summary(principal: Principal): Promise<WebhookSummary> {
+    return this.options.webhooks.summary(isStaff(principal) ? null : principal.accountId);
   }
 
   get(principal: Principal, id: number): Promise<WebhookRecord> {
@@ -121,11 +162,103 @@ export class WebhookService {
   }
 
   /** One page of the attempt log, newest first. A cursor that is not one of ours is a 400 before the webhook is looked up. */
-  async attempts(principal: Principal, id: number, filter: { outcome?: AttemptOutcome; eventType?: string }, cursor: string | undefined, limit: number): Promise<Page<AttemptView>> {
-    const { cursors } = this.options;
-    const beforeId = cursor === undefined ? null : cursors.decode(ATTEMPT_CURSOR, cursor, rowId);
+  async attempts(principal: Principal, id: number, filter: AttemptFilter, cursor: string | undefined, limit: number): Promise<Page<AttemptView>> {
+    const { items, hasMore, nextCursor } = await this.attemptLog(principal, id, filter, { next: cursor }, limit);
+    return { items, hasMore, nextCursor };
+  }
+
+  /** The attempt log walked either way (the dashboard's pages): `next` goes to older attempts, `previous` to newer ones. */
+  async attemptLog(principal: Principal, id: number, filter: AttemptFilter, position: PagePosition, limit: number): Promise<TwoWayPage<AttemptView>> {
+    const bound = this.#bound(position, ATTEMPT_CURSOR, NEWER_ATTEMPT_CURSOR);
+    const checked = checkedFilter(filter);
     await this.#managed(principal, id);
-    return paginate(limit, (take) => this.options.deliveries.attempts(id, filter, beforeId, take), (last) => cursors.encode(ATTEMPT_CURSOR, last.id));
+    return this.#twoWay(bound, limit, (take) => this.options.log.attempts(id, checked, bound, take), ATTEMPT_CURSOR, NEWER_ATTEMPT_CURSOR);
+  }
+
+  /** One attempt of this webhook, with the headers and body sent and the start of the answer; another webhook's is a 404. */
+  async attempt(principal: Principal, id: number, attemptId: number): Promise<AttemptDetail> {
+    await this.#managed(principal, id);
+    const attempt = await this.options.log.attempt(id, attemptId);
+    if (!attempt) throw new NotFoundError(`Attempt ${attemptId} of webhook ${id} not found.`);
+    return attempt;
+  }
+
+  /** The newest attempt of an event to this webhook (a test's outcome, shown after the dashboard's redirect). */
+  async latestAttemptOf(principal: Principal, id: number, eventId: string): Promise<AttemptView | undefined> {
+    await this.#managed(principal, id);
+    return this.options.log.latestAttemptOf(id, eventId);
+  }
+
+  /** Dead-lettered deliveries, newest first, across the webhooks the caller may manage (or one of them). */
+  async deadLetters(principal: Principal, query: DeadLetterQuery, position: PagePosition, limit: number): Promise<TwoWayPage<DeadLetter>> {
+    const bound = this.#bound(position, DEAD_LETTER_CURSOR, NEWER_DEAD_LETTER_CURSOR);
+    const scope = await this.#scope(principal, query);
+    return this.#twoWay(bound, limit, (take) => this.options.log.deadLetters(scope, bound, take), DEAD_LETTER_CURSOR, NEWER_DEAD_LETTER_CURSOR, (row) => row.deliveryId);
+  }
+
+  /** How many dead-lettered deliveries a replay of all of them would send (a confirmation states it). */
+  async countDeadLetters(principal: Principal, query: DeadLetterQuery): Promise<number> {
+    return this.options.log.countDead(await this.#scope(principal, query));
+  }
+
+  /**
+   * Replays dead-lettered deliveries across the caller's webhooks (or one webhook, or one
+   * account's for staff): the ones named, at most MAX_REPLAY_EVENTS, or every one. Others'
+   * deliveries, and ones no longer dead-lettered, are left alone. Answers how many were re-queued.
+   */
+  async replayDeadLetters(principal: Principal, query: DeadLetterQuery & { deliveryIds?: readonly number[] | undefined }): Promise<number> {
+    if (query.deliveryIds && query.deliveryIds.length > MAX_REPLAY_EVENTS) throw ValidationFailedError.field('deliveryIds', `names at most ${MAX_REPLAY_EVENTS} deliveries`);
+    const scope = await this.#scope(principal, query);
+    const count = await this.options.deliveries.replayDead(scope, query.deliveryIds ?? null, nowIso());
+    if (count > 0) this.options.dispatcher.wake();
+    return count;
+  }
+
+  /** Replays one dead-lettered delivery of this webhook (true), or says it is not dead-lettered any more (false); another webhook's is a 404. */
+  async replayDeadLetter(principal: Principal, id: number, deliveryId: number): Promise<boolean> {
+    await this.#managed(principal, id);
+    const count = await this.options.deliveries.replayDead({ webhookIds: [id], username: null }, [deliveryId], nowIso());
+    if (count === 0 && !(await this.options.log.hasDelivery(id, deliveryId))) throw new NotFoundError(`Delivery ${deliveryId} of webhook ${id} not found.`);
+    if (count > 0) this.options.dispatcher.wake();
+    return count > 0;
+  }
+
+  /** The webhooks a cross-webhook view covers: staff any (by account), others their own that this credential may manage. */
+  async #scope(principal: Principal, query: DeadLetterQuery): Promise<WebhookScope> {
+    if (query.webhookId !== undefined) {
+      await this.#managed(principal, query.webhookId);
+      return { webhookIds: [query.webhookId], username: query.account || null };
+    }
+    if (isStaff(principal)) return { webhookIds: null, username: query.account || null };
+    if (query.account && query.account !== principal.username) return { webhookIds: [], username: null };
+    const own = await this.options.webhooks.list(principal.accountId, 0, MAX_WEBHOOKS_PER_ACCOUNT * 10, null);
+    return { webhookIds: own.filter((webhook) => managementRefusal(principal.scopes, webhook.scopes) === null).map((webhook) => webhook.id), username: null };
+  }
+
+  #bound(position: PagePosition, older: string, newer: string): IdBound {
+    const { cursors } = this.options;
+    if (position.next !== undefined && position.previous !== undefined) throw ValidationFailedError.field('cursor', 'give either the next or the previous cursor, not both');
+    if (position.next !== undefined) return { older: cursors.decode(older, position.next, rowId) };
+    if (position.previous !== undefined) return { newer: cursors.decode(newer, position.previous, rowId) };
+    return null;
+  }
+
+  /** A keyset page either way: one extra row says whether there is more in the direction walked; the other side is known from where we came. */
+  async #twoWay<T>(bound: IdBound, limit: number, fetch: (take: number) => Promise<T[]>, older: string, newer: string, idOf: (row: T) => number = (row) => (row as { id: number }).id): Promise<TwoWayPage<T>> {
+    const { cursors } = this.options;
+    const rows = await fetch(limit + 1);
+    const backwards = bound !== null && 'newer' in bound;
+    const more = rows.length > limit;
+    // Walking back, rows come oldest last (reversed): the extra one is the newest, at the start.
+    const items = backwards ? rows.slice(rows.length - Math.min(rows.length, limit)) : rows.slice(0, limit);
+    const olderExists = backwards ? true : more;
+    const newerExists = backwards ? more : bound !== null;
+    return {
+      items,
+      hasMore: olderExists && items.length > 0,
+      nextCursor: olderExists && items.length > 0 ? cursors.encode(older, idOf(items.at(-1)!)) : null,
+      previousCursor: newerExists && items.length > 0 ? cursors.encode(newer, idOf(items[0]!)) : null,
+    };
   }
 
   /**
@@ -149,13 +282,15 @@ export class WebhookService {
     return { eventId: claimed.eventId, outcome: result.outcome === 'delivered' ? 'delivered' : 'dead_lettered', statusCode: result.statusCode, latencyMs: result.latencyMs, error: result.error };
   }
 
-  async replay(principal: Principal, id: number, range: { from?: string | undefined; to?: string | undefined }): Promise<number> {
+  /** Replays this webhook's dead-lettered events, or the settled events of a selection (a time range, chosen events, or both). */
+  async replay(principal: Principal, id: number, selection: { from?: string | undefined; to?: string | undefined; eventIds?: readonly string[] | undefined }): Promise<number> {
     await this.#managed(principal, id);
     // Stored times are UTC ISO strings, compared as text: any offset the client sent becomes UTC first.
-    const from = range.from === undefined ? undefined : new Date(range.from).toISOString();
-    const to = range.to === undefined ? undefined : new Date(range.to).toISOString();
+    const from = selection.from === undefined ? undefined : new Date(selection.from).toISOString();
+    const to = selection.to === undefined ? undefined : new Date(selection.to).toISOString();
     if (from !== undefined && to !== undefined && from >= to) throw ValidationFailedError.field('to', 'must be later than from');
-    const count = await this.options.deliveries.replay(id, { ...(from && { from }), ...(to && { to }) }, nowIso());
+    if (selection.eventIds && selection.eventIds.length > MAX_REPLAY_EVENTS) throw ValidationFailedError.field('eventIds', `names at most ${MAX_REPLAY_EVENTS} events`);
+    const count = await this.options.deliveries.replay(id, { ...(from && { from }), ...(to && { to }), ...(selection.eventIds && { eventIds: selection.eventIds }) }, nowIso());
     if (count > 0) this.options.dispatcher.wake();
     return count;
   }
@@ -225,4 +360,12 @@ export class WebhookService {
 
 function isStaff(principal: Principal): boolean {
   return principal.scopes.has('admin');
+}
+
+/** Times as UTC ISO text (stored times compare as text), and a range that is one. */
+function checkedFilter(filter: AttemptFilter): AttemptFilter {
+  const from = filter.from === undefined ? undefined : new Date(filter.from).toISOString();
+  const to = filter.to === undefined ? undefined : new Date(filter.to).toISOString();
+  if (from !== undefined && to !== undefined && from >= to) throw ValidationFailedError.field('to', 'must be later than from');
+  return { ...filter, ...(from !== undefined && { from }), ...(to !== undefined && { to }) };
 }

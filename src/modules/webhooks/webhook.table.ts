@@ -71,6 +71,10 @@ export const WEBHOOK_DELIVERY_COLUMNS = tableColumns<WebhookDeliveryTable>()({
 
 export type AttemptOutcome = 'delivered' | 'failed' | 'dead_lettered';
 
+/** Why an attempt failed, as a class a reader can filter on (the `error` text says more); null when delivered. */
+export const ERROR_CLASSES = ['http_error', 'redirect', 'timeout', 'connection_refused', 'connection_reset', 'dns', 'tls', 'address_refused', 'network'] as const;
+export type ErrorClass = (typeof ERROR_CLASSES)[number];
+
 export interface WebhookAttemptTable {
   id: Id;
   delivery_id: number;
@@ -84,6 +88,11 @@ export interface WebhookAttemptTable {
   error: string | null;
   next_attempt_at: NullableTimestamp;
   created_at: Timestamp;
+  /** JSON object: the headers sent (signatures, never the secret); null for attempts made before 0020. */
+  request_headers: string | null;
+  /** The first 4 KB of the receiver's answer (UTF-8 text); null when none came. */
+  response_body: string | null;
+  error_class: ErrorClass | null;
 }
 export const WEBHOOK_ATTEMPT_COLUMNS = tableColumns<WebhookAttemptTable>()({
   id: 'not null',
@@ -98,4 +107,7 @@ export const WEBHOOK_ATTEMPT_COLUMNS = tableColumns<WebhookAttemptTable>()({
   error: 'nullable',
   next_attempt_at: 'nullable',
   created_at: 'not null',
+  request_headers: 'nullable',
+  response_body: 'nullable',
+  error_class: 'nullable',
 });

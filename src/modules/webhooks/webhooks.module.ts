@@ -5,17 +5,22 @@ import type { FeatureModule, Job } from '../../kernel/module.js';
 import type { CursorCodec } from '../../kernel/pagination.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import { AddressGuard } from './address.guard.js';
+import { AttemptLogRepository } from './attempt-log.repository.js';
 import { DeliveryRepository } from './delivery.repository.js';
 import { WebhookDispatcher } from './webhook.dispatcher.js';
 import { WebhookRepository } from './webhook.repository.js';
 import { webhookOpenApi } from './webhook.openapi.js';
 import { webhookRoutes } from './webhook.routes.js';
-import { SecretBox } from './webhook.secrets.js';
+import { webhookSecretBox } from './webhook.secrets.js';
 import { WebhookSender } from './webhook.sender.js';
 import { WebhookService } from './webhook.service.js';
 import type { WebhookSettings } from './webhook.settings.js';
 
 export type { WebhookSettings } from './webhook.settings.js';
+export type { WebhookService, PagePosition, TwoWayPage, DeadLetterQuery } from './webhook.service.js';
+export { MAX_REPLAY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT } from './webhook.service.js';
+export type { AttemptDetail, AttemptFilter, AttemptView, DeadLetter, OutcomeFilter } from './attempt-log.repository.js';
+export type { LastAttempt, WebhookRecord } from './webhook.repository.js';
 
 
 export interface WebhooksOptions {
@@ -43,11 +48,11 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const { db, settings } = options;
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
   const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency });
-  const secrets = new SecretBox(options.appSecret);
+  const secrets = webhookSecretBox(options.appSecret);
   const webhookRepository = new WebhookRepository(db);
   const deliveries = new DeliveryRepository(db);
   const dispatcher = new WebhookDispatcher({ db, deliveries, sender, secrets, settings, log: options.log });
-  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
   let unsubscribe: (() => void) | undefined;
 
   const prune: Job = {

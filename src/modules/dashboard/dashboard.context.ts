@@ -1,0 +1,68 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CheeseEnv } from '../../kernel/environment.js';
+import type { Plan } from '../../kernel/plans.js';
+import type { SecretBox } from '../../kernel/secret-box.js';
+import type { AccountService, ApiKeyService, BrowserSession, BrowserSessionService, OAuthClientService } from '../identity/identity.module.js';
+import type { OrderService } from '../orders/orders.module.js';
+import type { OAuthGrantService } from '../oauth/oauth.module.js';
+import type { BucketUsage } from '../limits/limits.module.js';
+import type { WebhookService } from '../webhooks/webhooks.module.js';
+
+/** What the dashboard's pages are built from: other modules' services, reached through their entries. */
+export interface DashboardContext {
+  environment: CheeseEnv;
+  appSecret: string;
+  secureCookies: boolean;
+  cookieName: string;
+  cacheTemplates: boolean;
+  sessions: BrowserSessionService;
+  apiKeys: ApiKeyService;
+  accounts: AccountService;
+  /** What is left of an account's rate-limit buckets now (nothing spent). */
+  usage: (accountId: number, plan: Plan) => Promise<BucketUsage[]>;
+  webhooks: WebhookService;
+  orders: OrderService;
+  oauthClients: OAuthClientService;
+  /** The OAuth applications an account authorized (the oauth module). */
+  grants: OAuthGrantService;
+  /** Seals a secret on its way to the one page that shows it. */
+  reveals: SecretBox;
+}
+
+export interface NavLink {
+  href: string;
+  label: string;
+  current: boolean;
+}
+
+/** The sections, in the order of the navigation; some only for customers or only for staff. */
+const SECTIONS: { key: string; href: string; label: string; for: 'all' | 'customer' | 'admin' }[] = [
+  { key: 'overview', href: '/dashboard', label: 'Overview', for: 'all' },
+  { key: 'keys', href: '/dashboard/keys', label: 'API keys', for: 'all' },
+  { key: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks', for: 'all' },
+  { key: 'events', href: '/dashboard/events', label: 'Events', for: 'all' },
+  { key: 'orders', href: '/dashboard/orders', label: 'Orders', for: 'all' },
+  { key: 'apps', href: '/dashboard/apps', label: 'Authorized apps', for: 'customer' },
+  { key: 'oauth-clients', href: '/dashboard/oauth-clients', label: 'OAuth clients', for: 'admin' },
+];
+
+/** The session of a page behind the sign-in (the preHandler sent everyone else away). */
+export function sessionOf(request: FastifyRequest): BrowserSession {
+  const session = request.browserSession;
+  if (!session) throw new Error('dashboard page reached without a session');
+  return session;
+}
+
+/** What every page's layout shows: title, environment banner, who is signed in, navigation, the CSRF token. */
+export function layoutOf(context: DashboardContext, request: FastifyRequest, reply: FastifyReply, title: string, section?: string) {
+  const session = request.browserSession;
+  const live = context.environment === 'production';
+  return {
+    title,
+    live,
+    banner: live ? 'Live' : 'Test environment',
+    session: session && { username: session.username, staff: session.role === 'admin' },
+    nav: session ? SECTIONS.filter((s) => s.for === 'all' || s.for === session.role).map((s) => ({ href: s.href, label: s.label, current: s.key === section })) : [],
+    csrf: reply.csrfToken(),
+  };
+}

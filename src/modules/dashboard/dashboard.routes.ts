@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError, TooManyRequestsError } from '../../kernel/errors.js';
+import { checkCsrf, registerPages } from '../../http/pages.js';
+import { layoutOf, type DashboardContext } from './dashboard.context.js';
+import { appRoutes } from './apps.routes.js';
+import { eventRoutes } from './events.routes.js';
+import { keyRoutes } from './keys.routes.js';
+import { oauthClientRoutes } from './oauth-clients.routes.js';
+import { orderRoutes } from './orders.routes.js';
+import { overviewRoutes } from './overview.routes.js';
+import { webhookRoutes } from './webhooks.routes.js';
+
+const VIEWS = new URL('./views', import.meta.url).pathname;
+const require = createRequire(import.meta.url);
+
+/** Served from memory with a version in the URL, so browsers may keep them. */
+function loadAssets(): Record<string, { type: string; body: Buffer }> {
+  return {
+    'dashboard.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('./assets/dashboard.css', import.meta.url)) },
+    'dashboard.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('./assets/dashboard.js', import.meta.url)) },
+    // Pinned to an exact version in package.json; served from node_modules, no CDN.
+    'htmx.min.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')) },
+  };
+}
+
+/** Where a signed-out visitor is sent: the sign-in, then back to the page asked for (same site only). */
+export function signInLocation(request: FastifyRequest): string {
+  const next = request.method === 'GET' ? request.url : '/dashboard';
+  return `/dashboard/login?next=${encodeURIComponent(next)}`;
+}
+
+/** Only a path of the dashboard itself: never another origin (`//evil`, `/\evil`). */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/dashboard(?:[/?#]|$)/.test(next) && !/[\\\r\n]/.test(next) ? next : '/dashboard';
+}
+
+/**
+ * The developer dashboard at /dashboard (issue 19): server-rendered pages (Eta), every action
+ * a form answered with 303, htmx only swapping fragments. Its own sign-in in a cookie; the
+ * pages call other modules' services with the session's principal, never /v2 over HTTP.
+ */
+export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
+  const { sessions, cookieName, secureCookies } = context;
+  const assets = loadAssets();
+  return async (app) => {
+    await app.register(async (scope: FastifyInstance) => {
+      await registerPages(scope, {
+        views: VIEWS,
+        secureCookies,
+        appSecret: context.appSecret,
+        sessionCookie: cookieName,
+        resolveSession: (token) => sessions.resolve(token),
+        cacheTemplates: context.cacheTemplates,
+      });
+      scope.setErrorHandler((error, request, reply) => pageError(context, error as Error & { statusCode?: number; code?: string }, request, reply));
+      scope.setNotFoundHandler((request, reply) => renderError(context, request, reply, 404, 'There is no such page.'));
+
+      scope.get('/assets/:file', { schema: { params: Type.Object({ file: Type.String() }) } }, async (request, reply) => {
+        const asset = assets[(request.params as { file: string }).file];
+        if (!asset) return renderError(context, request, reply, 404, 'There is no such file.');
+        return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
+      });
+
+      scope.get('/login', { schema: { querystring: Type.Object({ next: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request, reply) => {
+        const next = safeNext((request.query as { next?: string }).next);
+        if (request.browserSession) return reply.redirect(next, 303);
+        return reply.view('login', { ...layoutOf(context, request, reply, 'Sign in'), next });
+      });
+      const SignIn = Type.Object({ username: Type.String({ maxLength: 200 }), password: Type.String({ maxLength: 1000 }), next: Type.Optional(Type.String({ maxLength: 2000 })), _csrf: Type.String() });
+      scope.post('/login', { schema: { body: SignIn }, preValidation: checkCsrf(scope) }, async (request, reply) => {
+        const { username, password, next } = request.body as { username: string; password: string; next?: string };
+        const outcome = await sessions.signIn(username.trim(), password, request.ip);
+        if (!outcome.signedIn) {
+          reply.code(401);
+          return reply.view('login', { ...layoutOf(context, request, reply, 'Sign in'), next: safeNext(next), username, error: 'Invalid username or password.' });
+        }
+        reply.startSession(outcome.token, outcome.session);
+        return reply.redirect(safeNext(next), 303);
+      });
+      scope.post('/logout', { preValidation: checkCsrf(scope) }, async (request, reply) => {
+        if (request.browserSession) await sessions.signOut(request.browserSession);
+        reply.endSession();
+        return reply.redirect('/dashboard/login', 303);
+      });
+
+      // Every other page needs a sign-in: a visitor without one is sent to it.
+      await scope.register(async (pages) => {
+        pages.addHook('preHandler', async (request, reply) => {
+          if (!request.browserSession) return reply.redirect(signInLocation(request), 303);
+        });
+        await pages.register(overviewRoutes(context));
+        await pages.register(keyRoutes(context));
+        await pages.register(webhookRoutes(context));
+        await pages.register(eventRoutes(context));
+        await pages.register(orderRoutes(context));
+        await pages.register(appRoutes(context));
+        await pages.register(oauthClientRoutes(context));
+      });
+    }, { prefix: '/dashboard' });
+  };
+}
+
+function renderError(context: DashboardContext, request: FastifyRequest, reply: FastifyReply, status: number, message: string) {
+  reply.code(status);
+  return reply.view('error', { ...layoutOf(context, request, reply, status === 404 ? 'Not found' : 'Something went wrong'), status, message });
+}
+
+/** Errors as pages: a domain error's own message, CSRF refusals and limits explained, 5xx details hidden. */
+function pageError(context: DashboardContext, error: Error & { statusCode?: number; code?: string }, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof TooManyRequestsError) {
+    reply.headers(error.headers);
+    const seconds = Math.max(1, Math.ceil(Number(error.headers['retry-after'])));
+    return renderError(context, request, reply, 429, `Too many attempts for now. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`);
+  }
+  if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
+    return renderError(context, request, reply, 403, 'This form has expired or was not sent from this page. Reload the page and try again.');
+  }
+  if (error instanceof AppError) {
+    reply.headers(error.headers);
+    return renderError(context, request, reply, error.status, error.errors?.length ? `${error.message} ${error.errors.map((e) => `${e.field} ${e.message}`).join("; ")}.` : error.message);
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return renderError(context, request, reply, status, 'The form was not understood: reload the page and try again.');
+  request.log.error({ err: error }, 'dashboard page failed');
+  return renderError(context, request, reply, 500, `Something went wrong on our side. Quote request id ${request.id} if you contact us.`);
+}

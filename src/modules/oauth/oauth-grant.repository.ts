@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+
+/** A grant an account gave a client, still in force, with its client's public id and name. */
+export interface LiveGrantRow {
+  grantId: number;
+  clientId: string;
+  clientName: string;
+  scopes: string;
+  createdAt: Date | string;
+  /** When a token was last issued under it (the code, its exchange, a refresh). */
+  lastTokenAt: Date | string | null;
+}
+
+/**
+ * The grants of the authorization flows, seen from the account that gave them (the dashboard's
+ * "Authorized apps" and /v2/customer/{username}/authorized-apps). Client-credentials grants
+ * (account = the client's registrant) are no authorization of anyone's: never listed here.
+ */
+export class OAuthGrantRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** Unrevoked grants of the account holding a token still usable at `now` (a live access or refresh token, or a code not yet exchanged). */
+  async liveOf(accountId: number, now: string): Promise<LiveGrantRow[]> {
+    const rows = await this.db
+      .selectFrom('oauth_grants as g')
+      .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
+      .select((eb) => [
+        'g.id',
+        'g.scopes',
+        'g.created_at',
+        'c.client_id',
+        'c.name',
+        eb.selectFrom('oauth_tokens as l').select((e) => e.fn.max('l.created_at').as('at')).whereRef('l.grant_id', '=', 'g.id').as('last_token_at'),
+      ])
+      .where('g.account_id', '=', accountId)
+      .where('g.revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('c.created_by', 'is', null), eb('c.created_by', '!=', eb.ref('g.account_id'))]))
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('oauth_tokens as t')
+            .select('t.id')
+            .whereRef('t.grant_id', '=', 'g.id')
+            .where('t.revoked_at', 'is', null)
+            .where('t.consumed_at', 'is', null)
+            .where('t.expires_at', '>', now),
+        ),
+      )
+      .orderBy('g.id')
+      .execute();
+    return rows.map((row) => ({
+      grantId: Number(row.id),
+      clientId: row.client_id,
+      clientName: row.name,
+      scopes: row.scopes,
+      createdAt: row.created_at,
+      lastTokenAt: (row.last_token_at as Date | string | null) ?? null,
+    }));
+  }
+
+  /** Revokes every unrevoked grant the account gave the client (by its public client_id) and all their tokens, at once; answers the grants' ids. */
+  async revokeClientOf(accountId: number, clientId: string, now: string): Promise<number[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const grants = await trx
+        .selectFrom('oauth_grants as g')
+        .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
+        .select('g.id')
+        .where('g.account_id', '=', accountId)
+        .where('c.client_id', '=', clientId)
+        .where('g.revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('c.created_by', 'is', null), eb('c.created_by', '!=', eb.ref('g.account_id'))]))
+        .execute();
+      const ids = grants.map((grant) => Number(grant.id));
+      if (ids.length === 0) return [];
+      await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
+      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', ids).where('revoked_at', 'is', null).execute();
+      return ids;
+    });
+  }
+}
