@@ -117,6 +117,8 @@ export async function registerPages(scope: FastifyInstance, options: PagesOption
   });
   scope.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('cache-control', 'private, no-store');
+    // The page's time on the server (what `npm run bench:dashboard` reads; browsers show it in their tools).
+    reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(1)}`);
     done(null, payload);
   });
 }

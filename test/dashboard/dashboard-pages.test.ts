@@ -134,6 +134,23 @@ describe('orders', () => {
     expect((await browser.post(`/dashboard/orders/${other}/advance`, { back: 'https://evil.example/' })).location).toBe('/dashboard/orders');
   });
 
+  it('with htmx (HX-Request), Advance answers the row of the order alone, advanced, with a working form', async () => {
+    const { customer, browser } = await signedIn();
+    const id = await placeOrder(t, staffKey, customer);
+    await browser.get('/dashboard/orders');
+    const row = await browser.post(`/dashboard/orders/${id}/advance`, { back: '/dashboard/orders' }, { headers: { 'hx-request': 'true' } });
+    expect(row.status).toBe(200);
+    expect(row.html.trim()).toMatch(/^<tr>[\s\S]*<\/tr>$/);
+    expect(row.html).not.toContain('<html');
+    expect(row.html).toContain('Approved');
+    expect(await statusOf(t, id)).toBe('approved');
+    // The fragment's form carries a token that works: the next step from it.
+    expect(advanceButtons({ ...row, html: row.html })).toEqual([id]);
+    const next = await browser.post(`/dashboard/orders/${id}/advance`, { back: '/dashboard/orders' }, { headers: { 'hx-request': 'true' } });
+    expect(next.status).toBe(200);
+    expect(await statusOf(t, id)).toBe('shipped');
+  });
+
   it('refuses an Advance without a CSRF token (403): the order stays where it was', async () => {
     const { customer, browser } = await signedIn();
     const id = await placeOrder(t, staffKey, customer);

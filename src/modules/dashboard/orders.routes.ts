@@ -81,8 +81,13 @@ export function orderRoutes(context: DashboardContext): FastifyPluginAsync {
         const session = sessionOf(request);
         const { id } = request.params as { id: number };
         // The service gets what the /v2 route gives it: who acts, under which request (its events carry the request id).
-        await orders.advance(id, session.principal, { requestId: request.id, principal: session.principal });
-        return reply.redirect(backTo((request.body as { back?: string }).back), 303);
+        const advanced = await orders.advance(id, session.principal, { requestId: request.id, principal: session.principal });
+        const back = backTo((request.body as { back?: string }).back);
+        // htmx (JavaScript on) swaps the order's row in place; a plain form goes back to the list.
+        if (request.headers['hx-request'] === 'true') {
+          return reply.view('partials/order-row', { order: rowOf(advanced, sandbox), staff: session.role === 'admin', sandbox, csrf: reply.csrfToken(), here: back });
+        }
+        return reply.redirect(back, 303);
       });
     }
   };
