@@ -139,6 +139,21 @@ describe('the session', () => {
   });
 });
 
+describe('the account going', () => {
+  it('ends its sessions: the cookie opens nothing after the account is deleted', async () => {
+    const customer = await signUpCustomer(t);
+    const browser = new FormBrowser(t.http.baseUrl);
+    await browser.signIn(customer.username, customer.password);
+    expect((await browser.get('/dashboard')).status).toBe(200);
+    const login = await t.http.post('/v2/customer/login', { json: { username: customer.username, password: customer.password } });
+    expect((await t.http.delete(`/v2/customer/${customer.username}`, { headers: { authorization: `Bearer ${login.body.token}` } })).status).toBe(204);
+    expect(await sessionRows(customer.accountId)).toHaveLength(0);
+    const after = await browser.get('/dashboard');
+    expect(after.status).toBe(303);
+    expect(after.location).toMatch(/^\/dashboard\/login/);
+  });
+});
+
 describe('every page', () => {
   it('carries the strict CSP, no-store, same-origin referrer and nosniff', async () => {
     const customer = await signUpCustomer(t);
