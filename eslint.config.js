@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'coverage', 'bin', '.dependency-cruiser.cjs'] },
+  { ignores: ['node_modules', 'data', 'coverage', 'dist', '.build-*', 'bin', '.dependency-cruiser.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

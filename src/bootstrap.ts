@@ -1,7 +1,8 @@
 import { ConfigError, type AppConfig } from './config.js';
 import type { Database } from './db/database.js';
 import { DeploymentRepository } from './db/deployment.repository.js';
-import { migrateToLatest } from './db/migrate.js';
+import { sql } from 'kysely';
+import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Modules } from './modules.js';
 import { SYSTEM_CONTEXT } from './kernel/change-context.js';
 import { ROLE_SCOPES } from './kernel/scopes.js';
@@ -16,9 +17,49 @@ export interface BootstrapResult {
 /** Seeding outside production, on a database a production deployment has used: nothing is seeded. */
 export class ProductionDatabaseError extends ConfigError {}
 
-/** First start and every start: migrate, seed an empty catalogue, make sure the first admin exists. */
-export async function bootstrap(config: AppConfig, database: Database, modules: Modules, opts: { seed: boolean }): Promise<BootstrapResult> {
-  const migrated = await migrateToLatest(database.db as never, database.schema);
+/** `MIGRATE_ON_BOOT=false` and the schema is behind: the server does not start. */
+export class SchemaBehindError extends ConfigError {}
+
+/**
+ * First start and every start: migrate, seed an empty catalogue, make sure the first admin exists.
+ * On PostgreSQL the whole of it holds an advisory lock (one per schema), so instances booting at
+ * once on one database take turns: the first does the work, the others find it done (each step
+ * checks before it acts). SQLite needs none: one process owns the file.
+ * `migrate: false` (MIGRATE_ON_BOOT=false) applies nothing and refuses a schema that is behind.
+ */
+export async function bootstrap(config: AppConfig, database: Database, modules: Modules, opts: { seed: boolean; migrate?: boolean }): Promise<BootstrapResult> {
+  return withBootstrapLock(database, () => firstStartSetup(config, database, modules, opts));
+}
+
+/** Runs `work` holding this schema's bootstrap lock (PostgreSQL), on a connection of its own. */
+export async function withBootstrapLock<T>(database: Database, work: () => Promise<T>): Promise<T> {
+  if (database.dialect !== 'postgres') return work();
+  const key = `fromagerie:bootstrap:${database.schema ?? 'public'}`;
+  return database.db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(hashtext(${key}))`.execute(connection);
+    try {
+      return await work();
+    } finally {
+      // A session lock: released explicitly (and by PostgreSQL if the connection dies).
+      await sql`select pg_advisory_unlock(hashtext(${key}))`.execute(connection).catch(() => undefined);
+    }
+  });
+}
+
+async function firstStartSetup(config: AppConfig, database: Database, modules: Modules, opts: { seed: boolean; migrate?: boolean }): Promise<BootstrapResult> {
+  let applied: string[] = [];
+  if (opts.migrate === false) {
+    const pending = await pendingMigrations(database.db as never, database.schema);
+    if (pending.length > 0) {
+      throw new SchemaBehindError(
+        `the database schema is behind this version (${pending.length} pending migration(s): ${pending.join(', ')}) and MIGRATE_ON_BOOT=false: ` +
+          'run `fromagerie migrate` (or `npm run cli -- migrate`) first, or set MIGRATE_ON_BOOT=true',
+      );
+    }
+  } else {
+    const migrated = await migrateToLatest(database.db as never, database.schema);
+    applied = (migrated.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
   const deployment = new DeploymentRepository(database.db);
   // Marked before anything is seeded, so even a first start that fails later leaves the mark.
   if (config.env === 'production') await deployment.markProduction();
@@ -28,7 +69,7 @@ export async function bootstrap(config: AppConfig, database: Database, modules: 
   // Sandbox and development: the documented test customer and orders 1 to 10 (README, "Sandbox").
   if (opts.seed && config.env !== 'production') await seedSandbox(config, modules);
   return {
-    migrations: (migrated.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
+    migrations: applied,
     seededCheeses,
     adminUsername: admin.account.username,
     generatedAdminPassword: admin.generatedPassword,

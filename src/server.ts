@@ -4,7 +4,12 @@ import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { startJobs } from './jobs.js';
+import { NotFoundError } from './kernel/errors.js';
 import { jobsOf, workersOf } from './modules.js';
+import { PROBE_PATHS } from './modules/health/health.routes.js';
+
+/** After the drain delay, how long requests in flight get to finish before the process exits anyway. */
+const FINISH_IN_FLIGHT_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -12,28 +17,57 @@ async function main(): Promise<void> {
   const database = openDatabase(config);
   const app = await buildApp(config, { database });
   app.addHook('onClose', () => database.close());
-  const boot = await bootstrap(config, database, app.modules, { seed: true });
-  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after a fatal error');
-    else app.log.info({ signal }, 'shutting down');
+  if (config.role === 'worker') {
+    // A worker serves its probes only: the API's routes answer 404 before any of their hooks run.
+    const probes = new Set<string>(PROBE_PATHS);
+    app.addHook('onRequest', async (request) => {
+      if (!probes.has(request.url.split('?')[0]!)) throw new NotFoundError('This is a ROLE=worker instance: it serves /v2/health/live and /v2/health/ready only.');
+    });
+  }
+  const boot = await bootstrap(config, database, app.modules, { seed: true, migrate: config.migrateOnBoot });
+  const { readiness } = app.modules.health.provides;
+  const runsJobs = config.role !== 'api';
+  const stopJobs = runsJobs ? startJobs(jobsOf(app.modules), app.log) : () => {};
+  const workers = runsJobs ? workersOf(app.modules) : [];
+  let workersStopped: Promise<unknown> | undefined;
+  const stopWork = () => {
+    stopJobs();
+    return (workersStopped ??= Promise.all(workers.map((worker) => worker.stop())));
+  };
+  closeWithGrace({ delay: config.drainDelayMs + FINISH_IN_FLIGHT_MS }, async ({ signal, err }) => {
+    if (err) {
+      app.log.error({ err }, 'shutting down after a fatal error');
+    } else {
+      // Readiness fails at once; the load balancer notices within the drain delay and stops
+      // sending requests, which this instance keeps serving meanwhile.
+      readiness.drain();
+      app.log.info({ signal, drainDelayMs: config.drainDelayMs }, 'draining');
+      if (config.drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
+      app.log.info({ signal }, 'shutting down');
+    }
+    // Jobs and the dispatcher stop claiming first; then Fastify stops listening, lets the
+    // requests in flight finish, and its onClose hooks close the pools.
+    await stopWork();
     await app.close();
   });
-  const stopJobs = startJobs(jobsOf(app.modules), app.log);
-  app.addHook('onClose', async () => stopJobs());
-  const workers = workersOf(app.modules);
   // Registered after the database's own onClose hook, so it runs first (Fastify runs onClose in reverse).
   app.addHook('onClose', async () => {
-    await Promise.all(workers.map((worker) => worker.stop()));
+    await stopWork();
   });
   await app.listen({ port: config.port, host: config.host });
   for (const worker of workers) worker.start();
 
   const base = config.publicUrl;
-  app.log.info({ database: app.database.location, environment: config.env, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');
-  console.log(`\nFromagerie API listening on ${base}/v2  (environment: ${config.env})`);
-  console.log(`  Dashboard:         ${base}/dashboard  (sign in with any account, e.g. the admin below)`);
-  console.log(`  Interactive docs:  ${base}/docs`);
-  console.log(`  OpenAPI document:  ${base}/v2/openapi.json`);
+  app.log.info({ database: app.database.location, environment: config.env, role: config.role, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');
+  if (config.role === 'worker') {
+    console.log(`\nFromagerie worker (jobs and webhook dispatcher) running  (environment: ${config.env})`);
+    console.log(`  Probes:            ${base}/v2/health/live, ${base}/v2/health/ready`);
+  } else {
+    console.log(`\nFromagerie API listening on ${base}/v2  (environment: ${config.env}${config.role === 'api' ? '; ROLE=api: no jobs here' : ''})`);
+    console.log(`  Dashboard:         ${base}/dashboard  (sign in with any account, e.g. the admin below)`);
+    console.log(`  Interactive docs:  ${base}/docs`);
+    console.log(`  OpenAPI document:  ${base}/v2/openapi.json`);
+  }
   if (boot.generatedAdminPassword) {
     // Printed once, on the terminal only, never through the logger.
     console.log(`\n  First start: created admin "${boot.adminUsername}" with password: ${boot.generatedAdminPassword}`);

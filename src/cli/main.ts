@@ -39,10 +39,14 @@ interface Context {
 interface Command {
   usage: string;
   help: string;
+  /** Runs without the configuration or the database (its context's are unset). */
+  noDatabase?: boolean;
   run(context: Context): Promise<void>;
 }
 
 class UsageError extends Error {}
+
+const HEALTHCHECK_TIMEOUT_MS = 2000;
 
 async function accountOf(context: Context) {
   if (!context.values.user) throw new UsageError('--user is required');
@@ -121,6 +125,39 @@ const COMMANDS: Record<string, Command> = {
       const result = await migrateToLatest(database.db as never, database.schema);
       const names = (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
       console.log(names.length ? `applied: ${names.join(', ')}` : 'already up to date');
+    },
+  },
+  migrate: {
+    usage: 'migrate',
+    help: 'apply pending migrations and exit, printing each one applied (on PostgreSQL, instances starting meanwhile wait for it); for a one-shot step before starting instances with MIGRATE_ON_BOOT=false',
+    async run({ database }) {
+      const [{ migrateToLatest }, { withBootstrapLock }] = await Promise.all([import('../db/migrate.js'), import('../bootstrap.js')]);
+      const result = await withBootstrapLock(database, () => migrateToLatest(database.db as never, database.schema));
+      const names = (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      for (const name of names) console.log(`applied ${name}`);
+      console.log(names.length ? `${names.length} migration(s) applied; the schema is current` : 'already up to date: nothing to apply');
+    },
+  },
+  healthcheck: {
+    usage: 'healthcheck',
+    help: 'ask the server on this machine whether it is ready (GET http://$HOST:$PORT/v2/health/ready, 127.0.0.1 when HOST is unset or binds every interface; 2 s timeout): exit 0 on 200, 1 otherwise. This instance, never PUBLIC_URL (behind a proxy that is the proxy). Opens no database: for a container\'s HEALTHCHECK',
+    noDatabase: true,
+    async run() {
+      // This instance, as it listens: PUBLIC_URL may name the proxy in front of every instance.
+      const bound = process.env.HOST;
+      const host = !bound || bound === '0.0.0.0' || bound === '::' ? '127.0.0.1' : bound.includes(':') ? `[${bound}]` : bound;
+      const base = `http://${host}:${process.env.PORT || '8080'}`;
+      const url = `${base.replace(/\/+$/, '')}/v2/health/ready`;
+      let status: number;
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(HEALTHCHECK_TIMEOUT_MS), headers: { accept: 'application/json' } });
+        status = response.status;
+        await response.body?.cancel();
+      } catch (error) {
+        throw new Refusal(`not ready: ${url} did not answer (${(error as Error).name === 'TimeoutError' ? `no answer within ${HEALTHCHECK_TIMEOUT_MS} ms` : (error as Error).message})`);
+      }
+      if (status !== 200) throw new Refusal(`not ready: ${url} answered ${status}`);
+      console.log(`ready: ${url} answered 200`);
     },
   },
   'db:seed': {
@@ -293,6 +330,10 @@ async function run(argv: string[]): Promise<void> {
   if (!command) throw new UsageError(`unknown command "${name}"`);
   if (values.password !== undefined) {
     throw new UsageError('--password is refused: a password in the arguments lands in the shell history and `ps`. Pipe it with --password-stdin, or omit both to have one generated');
+  }
+  if (command.noDatabase) {
+    await command.run({} as Context);
+    return;
   }
   const [{ loadConfig }, { openDatabase }] = await Promise.all([import('../config.js'), import('../db/database.js')]);
   const config = loadConfig();

@@ -151,6 +151,24 @@ export const SETTINGS = {
       check: (name, get) => (/^__(Host|Secure)-/.test(name) && !get(PUBLIC_URL).startsWith('https:') ? `DASHBOARD_COOKIE_NAME ${name} needs PUBLIC_URL on https: browsers refuse a ${name.split('-')[0]}- cookie over plain http` : undefined),
     }),
   },
+  role: variable('ROLE', {
+    schema: Type.Enum(['api', 'worker', 'all']),
+    parse: (raw) => raw as 'api' | 'worker' | 'all',
+    default: 'all',
+    doc: 'What this instance runs. `all`: the HTTP API and the background work (order lifecycle, webhook dispatcher, prunes), as one process does. `api`: HTTP only, no jobs nor dispatcher. `worker`: the jobs and the webhook dispatcher, and on `PORT` only `/v2/health/live` and `/v2/health/ready` (404 for anything else), for the orchestrator\'s probes. Run at least one `all` or `worker` instance, or orders stop moving and webhooks stop going out',
+  }),
+  migrateOnBoot: variable('MIGRATE_ON_BOOT', {
+    schema: Type.Enum(['true', 'false']),
+    parse: (raw) => raw === 'true',
+    default: 'true',
+    doc: '`true`: the server applies pending migrations as it starts (instances starting at once on one PostgreSQL database take turns: migrations and first-start setup run once). `false`: it refuses to start while the schema is behind, naming `fromagerie migrate` (a one-shot migration step before a rolling deployment)',
+  }),
+  drainDelayMs: variable('DRAIN_DELAY_MS', {
+    ...numeric('^[0-9]{1,6}$'),
+    default: (get) => (inProduction(get) ? 5000 : 0),
+    defaultText: '`0` outside production, `5000` in production',
+    doc: 'On SIGTERM, how long the instance keeps serving with `/v2/health/ready` answering 503 before it stops taking connections, so the load balancer notices first: longer than its check interval × fall count (HAProxy `inter 1s fall 2`: 2 s, plus a margin). Then jobs stop claiming, requests in flight finish, pools close, exit 0',
+  }),
   trustProxy: variable('TRUST_PROXY', { schema: Type.Enum(['true', 'false']), parse: (raw) => raw === 'true', default: 'false', doc: '`true` behind a reverse proxy, to read the client address from X-Forwarded-For' }),
   logLevel: variable('LOG_LEVEL', { ...text(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])), default: 'info', doc: 'pino level: `fatal` … `trace`, or `silent`' }),
 };

@@ -47,3 +47,13 @@ export async function migrateToLatest(db: Kysely<unknown>, schema?: string): Pro
   if (result.error) throw result.error;
   return result;
 }
+
+/**
+ * The code's migrations the database has not run yet, in order (none: the schema is current).
+ * Reads the migrator's own table only; a database never migrated has them all pending.
+ */
+export async function pendingMigrations(db: Kysely<unknown>, schema?: string): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+  const known = await migrator.getMigrations();
+  return known.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

@@ -71,6 +71,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     rateLimits: { enabled: false, free: { perHour: 100, burst: 10 }, pro: { perHour: 10_000, burst: 100 }, enterprise: { perSecond: 1000, burst: 1000 }, perMinute: 1000 },
     redisUrl: undefined,
     idempotencyTtlSeconds: 86_400,
+    role: 'all',
+    migrateOnBoot: true,
+    drainDelayMs: 0,
     redisKeyPrefix: `fromagerie-test:${process.pid}:${Math.random().toString(36).slice(2)}:`,
     // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
     orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },

@@ -41,6 +41,8 @@ const CUSTOMER_OAUTH_SCOPES: readonly string[] = ['read:cheeses', 'read:profile'
 
 const ROWS: Record<string, Row> = {
   'GET /health': OPEN,
+  'GET /health/live': OPEN,
+  'GET /health/ready': OPEN,
   'POST /customer/login': OPEN,
   'POST /customer': OPEN,
   'GET /cheeses/{cheeseId}/images/{imageId}': OPEN,

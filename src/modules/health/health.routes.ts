@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Database } from '../../db/database.js';
+import type { Readiness } from './readiness.js';
 
 const Check = Type.Object({
   status: Type.Enum(['up', 'down']),
@@ -16,7 +17,15 @@ const Health = Type.Object({
   checks: Type.Object({ database: Check }),
 });
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database; version: string; environment: string }> = async (app, opts) => {
+const Probe = Type.Object({
+  status: Type.Enum(['ok', 'unavailable']),
+  reason: Type.Optional(Type.Enum(['draining', 'database unreachable', 'schema behind'], { description: 'Why the instance is not ready (with 503 only).' })),
+});
+
+/** The paths a `ROLE=worker` instance serves, and the ones a load balancer or orchestrator probes. */
+export const PROBE_PATHS = ['/v2/health/live', '/v2/health/ready'] as const;
+
+export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database; version: string; environment: string; readiness: Readiness }> = async (app, opts) => {
   const startedAt = Date.now();
   app.get(
     '/health',
@@ -50,6 +59,45 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database; versi
         uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
         checks: { database },
       });
+    },
+  );
+
+  app.get(
+    '/health/live',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['health'],
+        operationId: 'getHealthLive',
+        summary: 'Liveness: the process answers',
+        description: 'Public, never cached, never rate-limited. 200 whenever the process answers HTTP, draining included; no dependency is checked. For an orchestrator\'s liveness probe: restart the instance only when this fails.',
+        response: { 200: Probe },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return reply.send({ status: 'ok' });
+    },
+  );
+
+  app.get(
+    '/health/ready',
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['health'],
+        operationId: 'getHealthReady',
+        summary: 'Readiness: send this instance traffic',
+        description:
+          'Public, never cached, never rate-limited. 503 while the instance drains (after SIGTERM), when the database does not answer within 200 ms, or when its schema is behind the code\'s migrations; Redis being down does not make an instance unready (limits then count per instance). For the load balancer\'s active checks.',
+        response: { 200: Probe, 503: Probe },
+      },
+    },
+    async (request, reply) => {
+      const reason = await opts.readiness.check();
+      reply.header('cache-control', 'no-store');
+      if (reason && reason !== 'draining') request.log.warn({ reason }, 'readiness check failed');
+      return reason ? reply.code(503).send({ status: 'unavailable', reason }) : reply.send({ status: 'ok' });
     },
   );
 };

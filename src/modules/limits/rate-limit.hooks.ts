@@ -8,7 +8,7 @@ import type { Decision, RateLimiter } from './rate-limiter.js';
 
 /** Not limited: health checks from load balancers, and the documentation. */
 // The dashboard's pages are not the API: they spend none of its budget (its sign-in has the login guard).
-const EXEMPT = /^\/(?:v2\/health|docs(?:\/.*)?|v2\/openapi\.json|dashboard(?:\/.*)?)$/;
+const EXEMPT = /^\/(?:v2\/health(?:\/live|\/ready)?|docs(?:\/.*)?|v2\/openapi\.json|dashboard(?:\/.*)?)$/;
 const PLAN_CACHE_MS = 5000;
 const MAX_CACHED_PLANS = 10_000;
 

@@ -1,0 +1,58 @@
+import type { Database } from '../../db/database.js';
+import { pendingMigrations } from '../../db/migrate.js';
+
+/** The database must answer the readiness check within this, or the instance is not ready. */
+export const READY_TIMEOUT_MS = 200;
+
+export type NotReadyReason = 'draining' | 'database unreachable' | 'schema behind';
+
+/**
+ * Whether this instance should get traffic (`GET /v2/health/ready`): not while it drains
+ * (SIGTERM), nor when the database does not answer within 200 ms, nor when the schema is
+ * behind the code's migrations. Redis is not asked: without it limits count per instance.
+ */
+export class Readiness {
+  #draining = false;
+  /** Once the schema was seen current it stays so: migrations only move it forward. */
+  #schemaCurrent = false;
+
+  constructor(private readonly database: Database) {}
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /** From now on every readiness check fails: the load balancer stops sending requests here. */
+  drain(): void {
+    this.#draining = true;
+  }
+
+  /** `undefined` when ready, otherwise why not. */
+  async check(): Promise<NotReadyReason | undefined> {
+    if (this.#draining) return 'draining';
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), READY_TIMEOUT_MS);
+    });
+    const probe = (async (): Promise<NotReadyReason | undefined> => {
+      try {
+        if (this.#schemaCurrent) {
+          await this.database.ping();
+          return undefined;
+        }
+        const pending = await pendingMigrations(this.database.db as never, this.database.schema);
+        if (pending.length > 0) return 'schema behind';
+        this.#schemaCurrent = true;
+        return undefined;
+      } catch {
+        return 'database unreachable';
+      }
+    })();
+    try {
+      const outcome = await Promise.race([probe, timeout]);
+      return outcome === 'timeout' ? 'database unreachable' : outcome;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
+import { startServer } from '../helpers/server.js';
+
+let storage: TestStorage;
+
+beforeAll(async () => {
+  storage = await createTestStorage();
+});
+afterAll(() => storage.dispose());
+
+const DRAIN_DELAY_MS = 2500;
+
+/** A POST whose headers go now and whose body goes when `finish` is called: a request in flight. */
+function slowRequest(port: number) {
+  const body = JSON.stringify({ username: 'nobody.here', password: 'not the password at all' });
+  const request = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v2/customer/login', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+  const answered = new Promise<number>((resolve, reject) => {
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode!));
+    });
+    request.on('error', reject);
+  });
+  request.write(body.slice(0, 10));
+  return { answered, finish: () => request.end(body.slice(10)) };
+}
+
+describe('SIGTERM drains the server (src/server.ts)', () => {
+  it('answers ready 503 and live 200 during DRAIN_DELAY_MS, finishes a request in flight, and exits 0', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = await startServer(processEnvFor(storage, { DRAIN_DELAY_MS: String(DRAIN_DELAY_MS) }), port);
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const base = `http://127.0.0.1:${port}/v2`;
+    try {
+      expect((await fetch(`${base}/health/ready`)).status).toBe(200);
+      expect((await fetch(`${base}/health/live`)).status).toBe(200);
+      const slow = slowRequest(port);
+      await new Promise((r) => setTimeout(r, 200));
+      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const signalledAt = Date.now();
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+
+      const ready = await fetch(`${base}/health/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: 'unavailable', reason: 'draining' });
+      expect((await fetch(`${base}/health/live`, { headers: { connection: 'close' } })).status).toBe(200);
+      expect(Date.now() - signalledAt).toBeLessThan(DRAIN_DELAY_MS);
+      expect(child.exitCode).toBeNull();
+
+      // Past the drain delay the server is closing; the request begun before still gets its answer.
+      await new Promise((r) => setTimeout(r, DRAIN_DELAY_MS + 500 - (Date.now() - signalledAt)));
+      slow.finish();
+      const status = await slow.answered;
+      expect(status).toBeGreaterThanOrEqual(400);
+      expect(status).toBeLessThan(500);
+      expect(await exit).toBe(0);
+      expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(DRAIN_DELAY_MS);
+      expect(output).not.toMatch(/Error|at .*\.ts:\d+/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 90_000);
+});
