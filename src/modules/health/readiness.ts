@@ -3,13 +3,20 @@ import { pendingMigrations } from '../../db/migrate.js';
 
 /** The database must answer the readiness check within this, or the instance is not ready. */
 export const READY_TIMEOUT_MS = 200;
+/**
+ * Until the schema has been seen current, a check also reads the migrations table, on a pool
+ * that may still be opening its first connection: that one is given longer, so a loaded
+ * machine's first connection is not taken for a database that is gone.
+ */
+export const SCHEMA_CHECK_TIMEOUT_MS = 2000;
 
 export type NotReadyReason = 'draining' | 'database unreachable' | 'schema behind';
 
 /**
  * Whether this instance should get traffic (`GET /v2/health/ready`): not while it drains
  * (SIGTERM), nor when the database does not answer within 200 ms, nor when the schema is
- * behind the code's migrations. Redis is not asked: without it limits count per instance.
+ * behind the code's migrations (checked until seen current, within 2 s). Redis is not
+ * asked: without it limits count per instance.
  */
 export class Readiness {
   #draining = false;
@@ -31,8 +38,9 @@ export class Readiness {
   async check(): Promise<NotReadyReason | undefined> {
     if (this.#draining) return 'draining';
     let timer: NodeJS.Timeout | undefined;
+    const budget = this.#schemaCurrent ? READY_TIMEOUT_MS : SCHEMA_CHECK_TIMEOUT_MS;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), READY_TIMEOUT_MS);
+      timer = setTimeout(() => resolve('timeout'), budget);
     });
     const probe = (async (): Promise<NotReadyReason | undefined> => {
       try {
