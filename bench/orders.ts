@@ -1,5 +1,5 @@
 /**
- * Order placement (part of `npm run bench`; alone: `npm run bench:orders [-- --database-url postgres://…]`).
+ * Order placement (part of `npm run bench`; alone: `npm run bench:orders [-- --database-url postgres://… --pool-size 20]`).
  *
  * Starts the real service (SQLite in a temporary DATA_DIR, or the PostgreSQL given, in a fresh
  * schema), creates 40 cheeses with ample stock and 20 customers with login tokens, and drives
@@ -16,8 +16,22 @@ import { parseArgs } from 'node:util';
 import { cpuFigures, cpuSample, fmt } from './measure.js';
 import { benchSchema, cleanup, fail, freePort, pinning, runState, seedAndStaffKey, serviceEnv, startChild, waitForHealth } from './processes.js';
 import { runWrk, wrkAvailable } from './wrk.js';
+import { cpuBetween, cpuSeconds } from './cluster-services.js';
+import pg from 'pg';
 
-const { values: args } = parseArgs({ options: { 'database-url': { type: 'string' }, duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } });
+/** The pids of the backends connected to the bench's database (readable in /proc only when PostgreSQL runs here). */
+async function backendPids(databaseUrl: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    return rows.map((row) => row.pid).filter((pid) => fs.existsSync(`/proc/${pid}/stat`));
+  } finally {
+    await client.end();
+  }
+}
+
+const { values: args } = parseArgs({ options: { 'database-url': { type: 'string' }, duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, 'pool-size': { type: 'string' } } });
 const CHEESES = 40;
 const CUSTOMERS = 20;
 const START_GRAMS = 10_000_000; // 10 tonnes each: no order is ever short
@@ -36,7 +50,7 @@ async function main(): Promise<void> {
   const databaseUrl = args['database-url'];
   const { schema, drop: dropSchema } = await benchSchema(databaseUrl);
   // Production settings; the lifecycle worker off, so placement alone is measured.
-  const env = serviceEnv({ port, dataDir, environment: 'production', databaseUrl, schema, extra: { PAYMENT_CAPTURE_DELAY_S: '-1', SHIP_DELAY_S: '-1', DELIVER_DELAY_S: '-1' } });
+  const env = serviceEnv({ port, dataDir, environment: 'production', databaseUrl, schema, extra: { PAYMENT_CAPTURE_DELAY_S: '-1', SHIP_DELAY_S: '-1', DELIVER_DELAY_S: '-1', ...(args['pool-size'] ? { DATABASE_POOL_SIZE: args['pool-size'] } : {}) } });
 
   try {
     const key = seedAndStaffKey(env);
@@ -72,9 +86,13 @@ end
     );
     const connections = Number(args.connections);
     await runWrk(`${base}/v2/orders`, {}, 2, connections, script); // warm-up
+    // PostgreSQL's share, when it runs on this machine: its backends serving the bench's database.
+    const backends = databaseUrl ? await backendPids(databaseUrl) : [];
+    const pgBefore = cpuSeconds(backends);
     const before = cpuSample(service.process.pid!);
     const result = await runWrk(`${base}/v2/orders`, {}, Number(args.duration), connections, script);
     const after = cpuSample(service.process.pid!);
+    const pgSeconds = cpuBetween(pgBefore, cpuSeconds(backends));
     const cpu = cpuFigures(before, after, result.seconds, 'child', pinning ? { server: '1', loadgen: '0' } : undefined);
 
     // wrk stops sending, but requests already queued in the service still commit: wait until
@@ -102,10 +120,11 @@ end
     }
     const stockRight = Math.round(stock) === CHEESES * START_GRAMS - held;
     const cpuPerOrder = cpu.serverCpu === undefined || !(result.rps > 0) ? undefined : (cpu.serverCpu / 100 / result.rps) * 1e6;
-    console.log(`\nOrder placement, ${databaseUrl ? 'PostgreSQL' : 'SQLite'}: wrk, ${connections} connections, ${args.duration} s${pinning ? ' (service on CPU 1, wrk on CPU 0)' : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
-    console.log(`| orders/s | p50 ms | p99 ms | service CPU | µs CPU/order | errors | orders counted | stock exact |`);
-    console.log(`|---:|---:|---:|---:|---:|---:|---:|---|`);
-    console.log(`| ${fmt(result.rps)} | ${fmt(result.p50Ms, 1)} | ${fmt(result.p99Ms, 1)} | ${fmt(cpu.serverCpu)}% | ${fmt(cpuPerOrder)} | ${result.non2xx + result.socketErrors} | ${orders} | ${stockRight ? 'yes' : `NO (${stock} g in stock, ${CHEESES * START_GRAMS - held} g expected)`} |`);
+    console.log(`\nOrder placement, ${databaseUrl ? `PostgreSQL (pool ${args['pool-size'] ?? 'default'})` : 'SQLite'}: wrk, ${connections} connections, ${args.duration} s${pinning ? ' (service on CPU 1, wrk on CPU 0)' : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+    const pgPerOrder = backends.length > 0 && result.requests > 0 ? fmt((pgSeconds / result.requests) * 1e6) : '-';
+    console.log(`| orders/s | p50 ms | p99 ms | service CPU | µs CPU/order | µs PostgreSQL CPU/order | errors | orders counted | stock exact |`);
+    console.log(`|---:|---:|---:|---:|---:|---:|---:|---:|---|`);
+    console.log(`| ${fmt(result.rps)} | ${fmt(result.p50Ms, 1)} | ${fmt(result.p99Ms, 1)} | ${fmt(cpu.serverCpu)}% | ${fmt(cpuPerOrder)} | ${pgPerOrder} | ${result.non2xx + result.socketErrors} | ${orders} | ${stockRight ? 'yes' : `NO (${stock} g in stock, ${CHEESES * START_GRAMS - held} g expected)`} |`);
     if (result.non2xx + result.socketErrors > 0 || !stockRight) process.exitCode = 1;
   } finally {
     await dropSchema();

@@ -78,6 +78,12 @@ export function pinnedCommand(command: string, commandArgs: string[]): [string, 
   return pinning ? ['taskset', ['-c', SERVER_CPU, command, ...commandArgs]] : [command, commandArgs];
 }
 
+/** A child started elsewhere (taskset, haproxy, redis-server): stopped by cleanup like the others. */
+export function adopt(child: Child): Child {
+  children.push(child);
+  return child;
+}
+
 export function startChild(name: string, commandArgs: string[], env: NodeJS.ProcessEnv): Child {
   const [command, finalArgs] = pinnedCommand(process.execPath, commandArgs);
   // taskset execs node, so the pid is the server's own.

@@ -19,6 +19,10 @@ export interface WrkResult {
   p99Ms: number;
   non2xx: number;
   socketErrors: number;
+  /** Lines a Lua script wrote (a `response` hook showing the first refusals, say). */
+  scriptLines: string[];
+  /** wrk's report as printed. */
+  report: string;
 }
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -58,6 +62,8 @@ export function parseWrk(output: string): WrkResult {
     p99Ms: distribution.get(99) ?? NaN,
     non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0),
     socketErrors: socket ? socket.slice(1).reduce((n, v) => n + Number(v), 0) : 0,
+    scriptLines: output.split('\n').filter((line) => line.startsWith('script: ')),
+    report: output,
   };
 }
 
@@ -77,6 +83,8 @@ export function runWrk(url: string, headers: Record<string, string>, seconds: nu
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code !== 0) return reject(new Error(`wrk exited ${code ?? signal}: ${output.slice(0, 500)}`));
+      // A script that does not load leaves wrk sending plain GETs: not the load asked for.
+      if (luaScript && output.includes(`${luaScript}:`)) return reject(new Error(`wrk could not run ${luaScript}:\n${output.slice(0, 500)}`));
       const result = parseWrk(output);
       if (!Number.isFinite(result.requests) || !Number.isFinite(result.rps)) return reject(new Error(`could not read wrk's report:\n${output.slice(0, 1000)}`));
       resolve(result);

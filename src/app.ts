@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppConfig } from './config.js';
 import { openDatabase, type Database } from './db/database.js';
+import { openChangeBroadcast } from './db/change-broadcast.js';
 import { PrincipalResolver } from './http/auth.js';
 import { ErrorSchema } from './http/common.schema.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
@@ -9,7 +10,9 @@ import { registerOpenApi } from './http/openapi.js';
 import { requestIdFor } from './http/request-id.js';
 import { serializeRequest } from './http/log-redaction.js';
 import { ResponseCache } from './http/read-cache.js';
+import { lazySerializers } from './http/lazy-compile.js';
 import { registerPipeline } from './http/pipeline.js';
+import { proxyTrust } from './http/trusted-proxies.js';
 import { createModules, credentialResolversOf, type Modules } from './modules.js';
 
 declare module 'fastify' {
@@ -17,6 +20,8 @@ declare module 'fastify' {
     modules: Modules;
     readCache: ResponseCache;
     database: Database;
+    /** The Prometheus registry's text and more (docs/metrics.md); served on METRICS_PORT by src/server.ts. */
+    metrics: Modules['metrics']['provides'];
   }
 }
 
@@ -31,6 +36,8 @@ export interface BuildOptions {
 export async function buildApp(config: AppConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
   const ownsDatabase = !options.database;
   const database = options.database ?? openDatabase(config);
+  // Who may say who the client is (X-Forwarded-For): request.ip and the per-client connection cap both ask.
+  const trustedProxy = proxyTrust(config.trustProxy);
   const app = Fastify({
     logger:
       options.logger === false
@@ -44,7 +51,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     genReqId: requestIdFor,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustedProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     return503OnClosing: true,
     // A body stalled after one byte is answered 408 after requestTimeoutMs, not held forever.
@@ -53,11 +60,20 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     forceCloseConnections: 'idle',
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    schemaController: { compilersFactory: lazySerializers },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const modules = createModules(config, database, (message, details) => app.log.warn(details, message));
+  const warn = (message: string, details: Record<string, unknown>) => app.log.warn(details, message);
+  // Catalogue changes and credential revocations reach every instance's caches within a second (issue 20).
+  const broadcast = openChangeBroadcast(database, { url: config.databaseUrl, log: warn });
+  app.addHook('onClose', () => broadcast.close());
+  const modules = createModules(config, database, warn, broadcast);
   app.decorate('modules', modules);
   app.decorate('database', database);
+  app.decorate('metrics', modules.metrics.provides);
+  // Every answer counted, unrouted ones (404) included: a root hook, before any route exists.
+  app.addHook('onResponse', modules.metrics.provides.onResponse);
+  app.addHook('onClose', async () => modules.metrics.provides.close());
   if (ownsDatabase) app.addHook('onClose', () => database.close());
 
   // Every request's path through the service, in order: src/http/pipeline.ts.
@@ -70,11 +86,14 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     cors: { origins: [config.publicUrl, ...config.corsOrigins] },
     readCache,
     maxConnectionsPerClient: config.maxConnectionsPerClient,
+    trustedProxy,
     moduleStages: Object.values(modules).flatMap((module) => module.stages ?? []),
   });
   app.addSchema(ErrorSchema);
   await registerOpenApi(app, modules.webhooks.provides.openapi(), Object.values(modules).flatMap((module) => (module.documents ? [module.documents] : [])));
   app.addHook('onClose', () => modules.limits.provides.close());
+  // Idempotency-Keys of requests that never finished are freed for their retries (src/server.ts does it before its database closes).
+  app.addHook('onClose', () => modules.idempotency.provides.leases.close());
 
   await app.register(
     async (v2) => {

@@ -1,21 +1,61 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Job } from './kernel/module.js';
 
+/** Told of every run of every job (the metrics count runs, failures and durations). */
+export interface JobObserver {
+  ran(job: string, seconds: number, outcome: 'ok' | 'failed'): void;
+}
+
+export interface RunningJobs {
+  /** No new run starts; resolves once the runs in progress have finished. */
+  stop(): Promise<void>;
+}
+
 /**
- * Runs each job at start and then every `everyMs`, until the returned stop function is called.
- * A failure is logged and the job tries again at its next tick.
+ * Runs each job at start and then `everyMs` after its previous run finished, until stopped.
+ * A chain of timeouts, never `setInterval`: a run slower than its period (a slow database)
+ * delays the next one instead of piling a second run on top of it. A failure is logged and
+ * the job tries again at its next turn.
  */
-export function startJobs(jobs: readonly Job[], log: FastifyBaseLogger): () => void {
-  const timers = jobs.map((job) => {
-    const tick = () =>
-      job
-        .run()
-        .then((count) => count > 0 && log.info({ job: job.name, count }, 'job done'))
-        .catch((err: unknown) => log.error({ err, job: job.name }, 'job failed'));
-    void tick();
-    const timer = setInterval(tick, job.everyMs);
-    timer.unref();
-    return timer;
-  });
-  return () => timers.forEach((timer) => clearInterval(timer));
+export function startJobs(jobs: readonly Job[], log: FastifyBaseLogger, observer?: JobObserver): RunningJobs {
+  let stopped = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const running = new Set<Promise<void>>();
+
+  const runOnce = async (job: Job) => {
+    const started = performance.now();
+    try {
+      const count = await job.run();
+      observer?.ran(job.name, (performance.now() - started) / 1000, 'ok');
+      if (count > 0) log.info({ job: job.name, count }, 'job done');
+    } catch (err) {
+      observer?.ran(job.name, (performance.now() - started) / 1000, 'failed');
+      log.error({ err, job: job.name }, 'job failed');
+    }
+  };
+
+  const turn = (job: Job) => {
+    if (stopped) return;
+    const run = runOnce(job).finally(() => {
+      running.delete(run);
+      if (stopped) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        turn(job);
+      }, job.everyMs);
+      timer.unref();
+      timers.add(timer);
+    });
+    running.add(run);
+  };
+
+  for (const job of jobs) turn(job);
+  return {
+    stop: async () => {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await Promise.all(running);
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { AppConfig } from './config.js';
 import type { Database } from './db/database.js';
+import { NO_BROADCAST, type ChangeBroadcast } from './db/change-broadcast.js';
 import type { Job, Worker } from './kernel/module.js';
 import { API_VERSION } from './version.js';
 import { createOutboxModule, type OutboxModule } from './modules/outbox/outbox.module.js';
@@ -14,6 +15,7 @@ import { createIdempotencyModule, type IdempotencyModule } from './modules/idemp
 import { createOrdersModule, type OrdersModule } from './modules/orders/orders.module.js';
 import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/webhooks.module.js';
 import { createDashboardModule, type DashboardModule } from './modules/dashboard/dashboard.module.js';
+import { createMetricsModule, type MetricsModule } from './modules/metrics/metrics.module.js';
 import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
 import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
@@ -35,13 +37,20 @@ export interface Modules {
   orders: OrdersModule;
   webhooks: WebhooksModule;
   dashboard: DashboardModule;
+  metrics: MetricsModule;
 }
 
 /**
  * The composition root: builds each module once from the configuration and wires the ports
  * between them. Nothing under src/modules imports this file (the boundary check enforces it).
+ * `broadcast` carries cache invalidations between instances (the app opens it; the CLI needs none).
  */
-export function createModules(config: AppConfig, database: Database, log: (message: string, details: Record<string, unknown>) => void = () => {}): Modules {
+export function createModules(
+  config: AppConfig,
+  database: Database,
+  log: (message: string, details: Record<string, unknown>) => void = () => {},
+  broadcast: ChangeBroadcast = NO_BROADCAST,
+): Modules {
   const { db } = database;
   // One codec signs every list's cursors; each list names its own kind, so none accepts another's.
   const cursors = new CursorCodec(config.appSecret);
@@ -55,6 +64,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     planOf: (accountId) => identity.provides.accounts.planOf(accountId),
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
+  const metrics = createMetricsModule({ database, limitCounts: limits.provides.counts });
   const outbox = createOutboxModule({ environment: config.env, apiVersion: API_VERSION });
   const identity = createIdentityModule({
     db,
@@ -65,6 +75,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     loginTokenTtlSeconds: config.loginTokenTtlSeconds,
     outbox: outbox.provides.outbox,
     bruteForce,
+    broadcast,
     browserSessions: {
       idleMs: config.dashboard.sessionIdleMinutes * 60_000,
       maxMs: config.dashboard.sessionMaxHours * 3_600_000,
@@ -84,6 +95,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     imageDir: path.join(config.dataDir, 'images'),
     imageConcurrency: config.imageConcurrency,
     imageQueue: config.imageQueue,
+    broadcast,
   });
   const health = createHealthModule({ database, version: API_VERSION, environment: config.env });
   const customers = createCustomersModule({
@@ -108,6 +120,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     bruteForce,
     sessions: identity.provides.browserSessions,
     sessionCookie: config.dashboard.cookieName,
+    revocations: identity.provides.revocations,
   });
   const orders = createOrdersModule({
     db,
@@ -133,6 +146,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     settings: config.webhooks,
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
     log,
+    onAttempt: metrics.provides.webhookAttempted,
   });
   const dashboard = createDashboardModule({
     environment: config.env,
@@ -148,7 +162,7 @@ export function createModules(config: AppConfig, database: Database, log: (messa
     oauthClients: identity.provides.oauthClients,
     grants: oauth.provides.grants,
   });
-  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.requestTimeoutMs }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, dashboard };
+  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, dashboard, metrics };
 }
 
 export function jobsOf(modules: Modules): Job[] {

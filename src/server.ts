@@ -7,6 +7,7 @@ import { startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
 import { jobsOf, workersOf } from './modules.js';
 import { PROBE_PATHS } from './modules/health/health.routes.js';
+import { serveMetrics, type MetricsServer } from './modules/metrics/metrics.module.js';
 
 /** After the drain delay, how long requests in flight get to finish before the process exits anyway. */
 const FINISH_IN_FLIGHT_MS = 10_000;
@@ -27,13 +28,11 @@ async function main(): Promise<void> {
   const boot = await bootstrap(config, database, app.modules, { seed: true, migrate: config.migrateOnBoot });
   const { readiness } = app.modules.health.provides;
   const runsJobs = config.role !== 'api';
-  const stopJobs = runsJobs ? startJobs(jobsOf(app.modules), app.log) : () => {};
+  const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs) : undefined;
   const workers = runsJobs ? workersOf(app.modules) : [];
-  let workersStopped: Promise<unknown> | undefined;
-  const stopWork = () => {
-    stopJobs();
-    return (workersStopped ??= Promise.all(workers.map((worker) => worker.stop())));
-  };
+  let workStopped: Promise<unknown> | undefined;
+  // Jobs finish the run in progress (its leases are then released by its own transaction).
+  const stopWork = () => (workStopped ??= Promise.all([jobs?.stop(), ...workers.map((worker) => worker.stop())]));
   closeWithGrace({ delay: config.drainDelayMs + FINISH_IN_FLIGHT_MS }, async ({ signal, err }) => {
     if (err) {
       app.log.error({ err }, 'shutting down after a fatal error');
@@ -53,8 +52,14 @@ async function main(): Promise<void> {
   // Registered after the database's own onClose hook, so it runs first (Fastify runs onClose in reverse).
   app.addHook('onClose', async () => {
     await stopWork();
+    // Keys of requests that did not finish are freed now, not a lease later (issue 20).
+    await app.modules.idempotency.provides.leases.close();
   });
+  // Prometheus scrapes a port of its own, never the public one (docs/metrics.md); closed with the app.
+  const metrics: { server?: MetricsServer | undefined } = {};
+  app.addHook('onClose', async () => metrics.server?.close());
   await app.listen({ port: config.port, host: config.host });
+  metrics.server = await serveMetrics(app.metrics, { port: config.metricsPort, host: config.metricsHost, log: app.log });
   for (const worker of workers) worker.start();
 
   const base = config.publicUrl;

@@ -339,6 +339,8 @@ async function run(argv: string[]): Promise<void> {
   const config = loadConfig();
   const database = openDatabase(config);
   let modules: Modules | undefined;
+  // A revocation made here (api-keys revoke, admin reset-password) reaches running instances' caches.
+  let broadcast: { close(): Promise<void> } | undefined;
   try {
     await command.run({
       config,
@@ -346,15 +348,18 @@ async function run(argv: string[]): Promise<void> {
       values,
       modules: async () => {
         if (!modules) {
-          const [{ migrateToLatest }, { createModules }] = await Promise.all([import('../db/migrate.js'), import('../modules.js')]);
+          const [{ migrateToLatest }, { createModules }, { openChangeBroadcast }] = await Promise.all([import('../db/migrate.js'), import('../modules.js'), import('../db/change-broadcast.js')]);
           await migrateToLatest(database.db as never, database.schema);
-          modules = createModules(config, database);
+          const tells = openChangeBroadcast(database, { url: config.databaseUrl, listen: false });
+          broadcast = tells;
+          modules = createModules(config, database, undefined, tells);
         }
         return modules;
       },
     });
   } finally {
     await (modules as Modules | undefined)?.limits.provides.close();
+    await broadcast?.close();
     await database.close();
   }
 }

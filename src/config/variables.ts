@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { ENVIRONMENTS, type CheeseEnv } from '../kernel/environment.js';
 import { ENVIRONMENT_MULTIPLIERS } from '../modules/limits/environment.rules.js';
 import { defaultAccountConcurrency } from '../modules/webhooks/dispatch.rules.js';
+import { trustEntryProblem } from '../http/trusted-proxies.js';
 import { numeric, optional, refuse, text, unset, variable, type Get } from './variable.js';
 
 /** Seconds, fractions allowed (`0.5`), or -1 for "off". */
@@ -49,6 +50,13 @@ export const SETTINGS = {
   dataDir: DATA_DIR,
   databaseUrl: variable('DATABASE_URL', { ...text(Type.String({ pattern: '^postgres(ql)?://' })), default: unset, defaultText: 'unset (SQLite)', doc: '`postgres://user@host:port/db` selects PostgreSQL' }),
   databaseSchema: variable('DATABASE_SCHEMA', { ...text(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })), default: unset, defaultText: 'unset', doc: 'PostgreSQL schema to use (default: the connection\'s search_path)' }),
+  poolSize: optional(
+    variable('DATABASE_POOL_SIZE', {
+      ...numeric('^[1-9][0-9]{0,2}$'),
+      default: '10',
+      doc: 'PostgreSQL connections per instance (1 to 999). Instances × this must stay under the server\'s `max_connections` minus a margin (docs/scaling.md); more connections let more order commits share one WAL flush (docs/performance.md)',
+    }),
+  ),
   env: CHEESE_ENV,
   adminUsername: variable('ADMIN_USERNAME', { ...text(Type.String({ pattern: '^[A-Za-z0-9_.-]{3,64}$' })), default: 'admin', doc: 'The first staff account, created at first start' }),
   adminPassword: variable('ADMIN_PASSWORD', {
@@ -83,8 +91,15 @@ export const SETTINGS = {
     check: (headers, get) =>
       headers > get(REQUEST_TIMEOUT_MS) ? `HEADERS_TIMEOUT_MS (${headers}) must not exceed REQUEST_TIMEOUT_MS (${get(REQUEST_TIMEOUT_MS)}), which bounds the headers too` : undefined,
   }),
-  maxConnectionsPerClient: variable('MAX_CONNECTIONS_PER_CLIENT', { ...numeric('^[0-9]{1,6}$'), default: '100', doc: 'Open connections per client (an IPv4 address, or an IPv6 /64); the next one gets 503 with `Retry-After: 1` and is closed, its request never run. Behind a proxy every client shares its address: raise it or set `0` (no cap)' }),
+  maxConnectionsPerClient: variable('MAX_CONNECTIONS_PER_CLIENT', { ...numeric('^[0-9]{1,6}$'), default: '100', doc: 'Open connections per client (an IPv4 address, or an IPv6 /64); the next one gets 503 with `Retry-After: 1` and is closed, its request never run. `0`: no cap. Connections from `TRUST_PROXY` peers are not counted (the proxy carries many clients and keeps this cap itself: deploy/haproxy.cfg)' }),
   idempotencyTtlSeconds: variable('IDEMPOTENCY_TTL_S', { ...numeric(POSITIVE), default: '86400', doc: 'How long an `Idempotency-Key` is remembered (24 h): the same key and request within it replays the first answer' }),
+  idempotencyLeaseMs: optional(
+    variable('IDEMPOTENCY_LEASE_MS', {
+      ...numeric('^[1-9][0-9]{3,5}$'),
+      default: '10000',
+      doc: 'While a request with an `Idempotency-Key` runs, its key is locked (a retry gets 409) for this long, renewed every third of it by the instance running it; an instance that dies leaves its keys locked for at most this long, and one that shuts down releases them. Measured on PostgreSQL\'s clock. 1000 to 999999',
+    }),
+  ),
   rateLimits: {
     enabled: variable('RATE_LIMITS', { schema: Type.Enum(['on', 'off']), parse: (raw) => raw !== 'off', default: 'on', doc: '`off` turns rate limiting off entirely (no limits, no `RateLimit` fields): for load tests and trusted networks only. On by default in every environment' }),
     free: {
@@ -169,7 +184,21 @@ export const SETTINGS = {
     defaultText: '`0` outside production, `5000` in production',
     doc: 'On SIGTERM, how long the instance keeps serving with `/v2/health/ready` answering 503 before it stops taking connections, so the load balancer notices first: longer than its check interval × fall count (HAProxy `inter 1s fall 2`: 2 s, plus a margin). Then jobs stop claiming, requests in flight finish, pools close, exit 0',
   }),
-  trustProxy: variable('TRUST_PROXY', { schema: Type.Enum(['true', 'false']), parse: (raw) => raw === 'true', default: 'false', doc: '`true` behind a reverse proxy, to read the client address from X-Forwarded-For' }),
+  metricsPort: optional(
+    variable('METRICS_PORT', {
+      ...numeric('^[0-9]{1,5}$'),
+      default: '9464',
+      doc: 'Port of `GET /metrics` (Prometheus text format, docs/metrics.md), a server apart from `PORT`: the public port never serves it, and it has no authentication, so keep it off the internet. `0` turns it off. If the port is taken, the instance logs an error and serves without it',
+      check: (port) => (port > 65535 ? 'METRICS_PORT must be 0..65535' : undefined),
+    }),
+  ),
+  metricsHost: optional(variable('METRICS_HOST', { ...text(), default: '127.0.0.1', doc: 'Interface `/metrics` binds to: loopback by default, so only this machine can scrape it; `0.0.0.0` (or a private interface\'s address) when Prometheus runs elsewhere, behind a firewall' })),
+  trustProxy: variable('TRUST_PROXY', {
+    ...text(Type.String({ minLength: 1, maxLength: 4000 })),
+    parse: parseTrustProxy,
+    default: 'false',
+    doc: 'Which peers are proxies whose `X-Forwarded-For` names the client (for per-address rate limits, the logs): a comma-separated list of addresses and CIDRs (`172.28.0.0/24,127.0.0.1`, IPv6 too; also `loopback`, `linklocal`, `uniquelocal`). The client is the rightmost entry not added by one of them. `true` means loopback and private ranges only (`loopback,linklocal,uniquelocal`), never a public peer; `false` ignores the header. Connections from these peers are not under `MAX_CONNECTIONS_PER_CLIENT` (the proxy caps its clients: deploy/haproxy.cfg)',
+  }),
   logLevel: variable('LOG_LEVEL', { ...text(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])), default: 'info', doc: 'pino level: `fatal` … `trace`, or `silent`' }),
 };
 
@@ -178,6 +207,15 @@ function parseSchedule(raw: string): number[] {
   const delays = raw.split(',').map((part) => Number(part.trim()));
   refuse(delays.some((delay, i) => i > 0 && delay < delays[i - 1]!) ? `WEBHOOK_RETRY_SCHEDULE_S must not decrease (${raw})` : undefined);
   return delays;
+}
+
+/** `true`, `false`, or addresses and CIDRs, each checked here so a typo stops the start naming itself. */
+function parseTrustProxy(raw: string): boolean | string[] {
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const problems = entries.map((entry) => (entry === '' ? 'an empty entry (two commas, or one at an end)' : trustEntryProblem(entry))).filter((problem) => problem !== undefined);
+  refuse(problems.length > 0 ? `TRUST_PROXY: ${problems.join('; ')}` : undefined);
+  return entries;
 }
 
 /** The origin the server is reached at when nothing says otherwise: the bound address (localhost when bound to all). */

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { sql, type Transaction } from 'kysely';
-import { isPostgres } from './dialect.js';
-import type { DB } from './schema.js';
+import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult, type TransactionSettings } from 'kysely';
 
 /**
  * The NOTIFY channel for inserts into `table` in `schema`: per schema, so test schemas stay
@@ -13,14 +11,18 @@ export function insertChannel(table: string, schema: string): string {
 }
 
 /**
- * Announces, inside the writer's transaction, that it inserted into `table`. PostgreSQL
- * delivers the NOTIFY only if and when the transaction commits, to every instance listening
- * (see `PostgresCommitSignal`). SQLite needs nothing: its driver sees the commit itself.
+ * Tables whose committed inserts wake listeners on every instance: the outbox (the webhook
+ * dispatchers). An instance that does not watch one itself (ROLE=api) still announces it.
  */
-export async function announceInsert(trx: Transaction<DB>, table: keyof DB): Promise<void> {
-  if (!isPostgres(trx)) return;
-  await sql`select pg_notify(cast(${`fr_${table}_`} as text) || md5(current_schema()), '')`.execute(trx);
-}
+export const ANNOUNCED_TABLES: ReadonlySet<string> = new Set(['outbox']);
+
+/**
+ * At most one NOTIFY per table per this many ms per instance (issue 20): a NOTIFY inside the
+ * writer's transaction takes PostgreSQL's global notify lock at every commit, measured to cost
+ * about half of its commit throughput. Other instances hear of an insert within this delay;
+ * the writer's own listeners are woken at once, and every listener keeps its slow poll.
+ */
+export const NOTIFY_INTERVAL_MS = 100;
 
 type Listener = () => void;
 
@@ -53,8 +55,38 @@ export class PostgresCommitSignal {
   #client: pg.Client | undefined;
   #closed = false;
   #retry: NodeJS.Timeout | undefined;
+  /** Per table: the coalescing window's timer, and whether a commit came in during it. */
+  readonly #windows = new Map<string, { timer: NodeJS.Timeout; again: boolean }>();
 
   constructor(private readonly options: { url: string; schema: string; log?: (message: string) => void }) {}
+
+  /**
+   * A transaction of this instance committed inserts into `tables`: this instance's listeners
+   * now, the other instances by one NOTIFY per table per NOTIFY_INTERVAL_MS, sent on the
+   * listening connection outside any transaction (lost while it is down: the polls cover it).
+   */
+  committed(tables: ReadonlySet<string>): void {
+    for (const table of tables) {
+      this.listeners.fire(table);
+      if (!ANNOUNCED_TABLES.has(table)) continue;
+      const window = this.#windows.get(table);
+      if (window) window.again = true;
+      else this.#announce(table);
+    }
+  }
+
+  #announce(table: string): void {
+    // An instance that watches nothing (ROLE=api) opens the connection to announce.
+    if (!this.#client) this.#connect();
+    void this.#client?.query('select pg_notify($1, $2)', [insertChannel(table, this.options.schema), '']).catch(() => this.#reconnect());
+    const timer = setTimeout(() => {
+      const again = this.#windows.get(table)?.again;
+      this.#windows.delete(table);
+      if (again && !this.#closed) this.#announce(table);
+    }, NOTIFY_INTERVAL_MS);
+    timer.unref();
+    this.#windows.set(table, { timer, again: false });
+  }
 
   watch(table: string, listener: Listener): () => void {
     const unsubscribe = this.listeners.add(table, listener);
@@ -68,11 +100,14 @@ export class PostgresCommitSignal {
     const client = new pg.Client({ connectionString: this.options.url, connectionTimeoutMillis: 5000, keepAlive: true });
     this.#client = client;
     client.on('notification', (message) => {
+      // Our own announcement: this instance's listeners were woken at its commit.
+      if (message.processId === (client as pg.Client & { processID?: number }).processID) return;
       const table = this.listeners.tables().find((t) => insertChannel(t, this.options.schema) === message.channel);
       if (table) this.listeners.fire(table);
     });
-    client.on('error', () => this.#reconnect());
-    client.on('end', () => this.#reconnect());
+    // Every failure is handled here (an 'error' without a listener would crash the process).
+    client.on('error', () => this.#reconnect(client));
+    client.on('end', () => this.#reconnect(client));
     client
       .connect()
       .then(async () => {
@@ -80,10 +115,12 @@ export class PostgresCommitSignal {
         // Anything committed while we were not listening is found by the first wake.
         for (const table of this.listeners.tables()) this.listeners.fire(table);
       })
-      .catch(() => this.#reconnect());
+      .catch(() => this.#reconnect(client));
   }
 
-  #reconnect(): void {
+  /** `failed`: the client that failed; a late event of a client already replaced is ignored. */
+  #reconnect(failed?: pg.Client): void {
+    if (failed && failed !== this.#client) return;
     const client = this.#client;
     this.#client = undefined;
     if (client) void client.end().catch(() => {});
@@ -99,8 +136,108 @@ export class PostgresCommitSignal {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    for (const window of this.#windows.values()) clearTimeout(window.timer);
     const client = this.#client;
     this.#client = undefined;
     if (client) await client.end().catch(() => {});
+  }
+}
+
+/**
+ * PostgreSQL's dialect, its transactions noting which tables they insert into (announced ones
+ * and locally watched ones) and telling the commit signal after COMMIT: no statement added to
+ * the writer's transaction, as SQLite's driver does (sqlite-driver.ts).
+ */
+export class SignallingPostgresDialect extends PostgresDialect {
+  constructor(
+    config: PostgresDialectConfig,
+    private readonly signal: PostgresCommitSignal,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    return new SignallingDriver(super.createDriver(), this.signal);
+  }
+}
+
+/** Kysely compiles an insert (alone or in a CTE) as `insert into "table"`; the search path names the schema. */
+const INSERT_INTO = /insert into "([a-z_]+)"/g;
+
+class NotingConnection implements DatabaseConnection {
+  /** The tables this transaction inserted into, while one is open. */
+  inserted: Set<string> | undefined;
+
+  constructor(
+    readonly inner: DatabaseConnection,
+    private readonly signal: PostgresCommitSignal,
+  ) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.inserted && query.sql.includes('insert into')) {
+      for (const [, table] of query.sql.matchAll(INSERT_INTO)) if (ANNOUNCED_TABLES.has(table!) || this.signal.listeners.tables().includes(table!)) this.inserted.add(table!);
+    }
+    return this.inner.executeQuery(query);
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery(query, chunkSize);
+  }
+}
+
+class SignallingDriver implements Driver {
+  constructor(
+    private readonly inner: Driver,
+    private readonly signal: PostgresCommitSignal,
+  ) {}
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new NotingConnection(await this.inner.acquireConnection(), this.signal);
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const noting = connection as NotingConnection;
+    await this.inner.beginTransaction(noting.inner, settings);
+    noting.inserted = new Set();
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const noting = connection as NotingConnection;
+    const inserted = noting.inserted;
+    noting.inserted = undefined;
+    await this.inner.commitTransaction(noting.inner);
+    if (inserted && inserted.size > 0) this.signal.committed(inserted);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const noting = connection as NotingConnection;
+    noting.inserted = undefined;
+    await this.inner.rollbackTransaction(noting.inner);
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['savepoint']>>[2]): Promise<void> {
+    await this.inner.savepoint!((connection as NotingConnection).inner, name, compile);
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['rollbackToSavepoint']>>[2]): Promise<void> {
+    await this.inner.rollbackToSavepoint!((connection as NotingConnection).inner, name, compile);
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: Parameters<NonNullable<Driver['releaseSavepoint']>>[2]): Promise<void> {
+    await this.inner.releaseSavepoint!((connection as NotingConnection).inner, name, compile);
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const noting = connection as NotingConnection;
+    noting.inserted = undefined;
+    await this.inner.releaseConnection(noting.inner);
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
   }
 }

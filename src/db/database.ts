@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import type { DB } from './schema.js';
 import { GroupCommitSqliteDialect } from './sqlite-driver.js';
-import { CommitListeners, PostgresCommitSignal } from './commit-signal.js';
+import { CommitListeners, PostgresCommitSignal, SignallingPostgresDialect } from './commit-signal.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -19,11 +19,20 @@ export interface Database {
   ping(): Promise<void>;
   /**
    * Calls `listener` soon after a transaction that inserted into `table` commits: on this
-   * instance with SQLite, on any instance with PostgreSQL (the writer calls announceInsert).
+   * instance with SQLite, on any instance with PostgreSQL (at once on the writer, within 100 ms elsewhere: commit-signal.ts).
    * Best effort, so listeners keep a slow poll as well. Returns the unsubscribe function.
    */
   afterCommitOf(table: string, listener: () => void): () => void;
   close(): Promise<void>;
+  /** PostgreSQL's connection pool, for the metrics; undefined on SQLite (one connection, no pool). */
+  pool?: { stats(): PoolStats; onAcquired(listener: (waitSeconds: number) => void): () => void };
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
 }
 
 export interface DatabaseOptions {
@@ -88,10 +97,28 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     },
     options: [`-c statement_timeout=${QUERY_TIMEOUT_MS}`, `-c idle_in_transaction_session_timeout=${QUERY_TIMEOUT_MS}`, ...(options.databaseSchema ? [`-c search_path=${options.databaseSchema}`] : [])].join(' '),
   });
-  // An idle client losing its connection must not crash the process; the next query reconnects.
+  // A client losing its connection (PostgreSQL stopped or restarted) must never crash the
+  // process. pg emits 'error' on the client: the pool listens only while the client is idle,
+  // so a client checked out (a transaction in progress, the bootstrap lock) needs a listener
+  // of its own, or the event is an uncaught exception. The query in progress fails with the
+  // same error (its request answers 503); the pool drops the broken client when it is released.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  pool.on('connect', (client) => client.on('error', () => {}));
+  // Every wait for a connection is timed (metrics), whether it got one or timed out.
+  const acquired = new Set<(waitSeconds: number) => void>();
+  const timedPool = {
+    connect: async () => {
+      const started = performance.now();
+      try {
+        return await pool.connect();
+      } finally {
+        for (const listener of acquired) listener((performance.now() - started) / 1000);
+      }
+    },
+    end: () => pool.end(),
+  };
   const signal = new PostgresCommitSignal({ url, schema: options.databaseSchema ?? 'public' });
+  const db = new Kysely<DB>({ dialect: new SignallingPostgresDialect({ pool: timedPool }, signal) });
   return {
     db,
     dialect: 'postgres',
@@ -101,6 +128,13 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       await sql`select 1`.execute(db);
     },
     afterCommitOf: (table, listener) => signal.watch(table, listener),
+    pool: {
+      stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
+      onAcquired: (listener) => {
+        acquired.add(listener);
+        return () => acquired.delete(listener);
+      },
+    },
     close: once(async () => {
       await signal.close();
       await db.destroy();

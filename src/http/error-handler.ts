@@ -209,7 +209,10 @@ export function registerErrorHandling(app: FastifyInstance, allowedMethods: (url
     }
     const appError = toAppError(error);
     if (appError) {
-      if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+      // A lost database answers hundreds of 503s a second: one line each, without the stack
+      // (the cause is the database, not this code), at warn.
+      if (appError.status === 503 && isDatabaseUnavailable(error)) request.log.warn({ cause: error.message, code: (error as { code?: unknown }).code }, 'database unavailable');
+      else if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendError(reply, appError);
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -7,6 +7,7 @@ import { registerErrorHandling } from './error-handler.js';
 import { trackRouteMethods } from './method-router.js';
 import { negotiation } from './negotiation.js';
 import { readCacheStages, type ResponseCache } from './read-cache.js';
+import type { ProxyTrust } from './trusted-proxies.js';
 import { bodyBounds, capConnectionsPerClient, connectionGuards, requestGuards, unreadBody } from './request-guards.js';
 import { registerValidation, requestChecks } from './validation.js';
 import { registerBodyParsers } from './body-parsers.js';
@@ -62,6 +63,8 @@ export interface PipelineOptions {
   cors: { origins: string[] };
   readCache: ResponseCache;
   maxConnectionsPerClient: number;
+  /** TRUST_PROXY's peers: their connections carry many clients, so the per-client cap leaves them alone. */
+  trustedProxy?: ProxyTrust | false;
   /** Every module's stages, in module order. */
   moduleStages: ModuleStage[];
 }
@@ -75,7 +78,7 @@ export async function registerPipeline(app: FastifyInstance, options: PipelineOp
   const refused = chain(modules('refused').map((stage) => stage.hook));
   const allowedMethods = trackRouteMethods(app);
   connectionGuards(app);
-  capConnectionsPerClient(app, options.maxConnectionsPerClient);
+  capConnectionsPerClient(app, options.maxConnectionsPerClient, options.trustedProxy || undefined);
   registerErrorHandling(app, allowedMethods);
   const auth = authStages({ ...options.auth, refused });
   const cache = readCacheStages(options.readCache);

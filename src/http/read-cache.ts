@@ -27,8 +27,11 @@ interface Entry {
 /**
  * Serialised catalogue responses with their ETag, by URL and Accept: a least-recently-used
  * cache bounded by bytes (`maxBytes`), so no sequence of distinct URLs can grow it past its
- * budget. Cleared by every committed catalogue write on this instance; `ttlMs` bounds how
- * stale another instance's writes can leave it. Authentication still runs on every request.
+ * budget. Cleared by every catalogue write, this instance's at once and other instances' as
+ * their change broadcast arrives (src/db/change-broadcast.ts, milliseconds; order-driven
+ * stock changes within 200 ms); `ttlMs` bounds staleness only if a broadcast is lost. Nothing
+ * of this instance's own (the version, storedAt) reaches a header or a body: every instance
+ * answers a URL with the same bytes and ETag. Authentication still runs on every request.
  */
 export class ResponseCache {
   /** Least recently used evicted first; an expired entry goes when next looked up (no timers). */

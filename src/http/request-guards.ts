@@ -2,6 +2,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestHook, SendHook } from '../kernel/request-stage.js';
+import type { ProxyTrust } from './trusted-proxies.js';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
 
 /**
@@ -219,13 +220,15 @@ export function clientKey(address: string | undefined): string {
 /**
  * At most `limit` open connections per client (`clientKey`; 0 = no cap): slow or idle sockets
  * from one client cannot hold the server's. The next one is answered 503 with `Retry-After: 1`
- * as it opens and closed, and a request it carries anyway is never run. Behind a proxy every
- * client shares its address; raise the cap or turn it off there.
+ * as it opens and closed, and a request it carries anyway is never run. A trusted proxy's
+ * connections (TRUST_PROXY) are not counted: each carries many clients, and the proxy keeps
+ * this cap per client itself (deploy/haproxy.cfg: a stick table on `src`).
  */
-export function capConnectionsPerClient(app: FastifyInstance, limit: number): void {
+export function capConnectionsPerClient(app: FastifyInstance, limit: number, trustedProxy?: ProxyTrust): void {
   if (limit <= 0) return;
   const open = new Map<string, number>();
   app.server.on('connection', (socket: Socket) => {
+    if (trustedProxy && socket.remoteAddress !== undefined && trustedProxy(socket.remoteAddress, 0)) return;
     const client = clientKey(socket.remoteAddress);
     const count = (open.get(client) ?? 0) + 1;
     if (count > limit) {

@@ -5,6 +5,7 @@ import { ErrorSchema, ID_OR_SLUG_PATTERN } from './common.schema.js';
 import { COUNTRY_CODE_FORMAT, COUNTRY_CODE_MESSAGE, isCountryCodeText } from '../kernel/countries.js';
 import { InvalidRequestError, ValidationFailedError, type FieldError } from '../kernel/errors.js';
 import type { RequestHook } from '../kernel/request-stage.js';
+import { lazyValidator } from './lazy-compile.js';
 
 const base: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false };
 /** Raw Ajv errors kept for one 422: a 1 MB body of unknown fields must not answer megabytes. */
@@ -60,7 +61,8 @@ export function registerValidation(app: FastifyInstance): void {
   const bodyAjv = addFormats.default(new Ajv({ ...base, allErrors: true, multipleOfPrecision: 10, coerceTypes: false }));
   const paramAjv = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
   for (const ajv of [bodyAjv, paramAjv]) ajv.addSchema(ErrorSchema).addFormat(COUNTRY_CODE_FORMAT, { type: 'string', validate: isCountryCodeText });
-  const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => (httpPart === 'body' ? everyProblem(bodyAjv.compile(schema as object), bodyRules.get(schema as object)) : paramAjv.compile(schema as object));
+  const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+    lazyValidator(() => (httpPart === 'body' ? everyProblem(bodyAjv.compile(schema as object), bodyRules.get(schema as object)) : paramAjv.compile(schema as object)));
   app.setValidatorCompiler(compile);
   // Fastify gives a plugin that calls addSchema its default Ajv back (coercing bodies, dropping
   // unknown fields, no country-code format): every route is compiled with these instead.

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ChangeBroadcast } from '../../db/change-broadcast.js';
 import type { DB } from '../../db/schema.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import { BoundedWork } from '../../kernel/bounded-work.js';
@@ -42,6 +43,8 @@ export interface CatalogueOptions {
   imageQueue: number;
   /** Asked before a cheese is deleted; the orders module implements it. */
   cheeseDeletion: CheeseDeletionPort;
+  /** Tells the other instances about catalogue changes, and them us (none: this instance only). */
+  broadcast?: ChangeBroadcast;
 }
 
 export interface CatalogueProvides {
@@ -62,7 +65,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
   const taxonomy = new TaxonomyRepository();
   const imageRepository = new ImageRepository(db);
   const storage: ImageStorage = new FileSystemImageStorage(options.imageDir);
-  const changes = new CatalogueChanges(db);
+  const changes = new CatalogueChanges(db, options.broadcast);
   const reader = new CheeseReadService({ db, cheeses: cheeseRepository, taxonomy, images: imageRepository, cursors: options.cursors, publicUrl });
   const cheeses = new CheeseService({
     cheeses: cheeseRepository,

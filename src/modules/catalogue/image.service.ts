@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import sharp from 'sharp';
-import { fileTypeFromBuffer } from 'file-type';
+import type sharp from 'sharp';
 import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationFailedError } from '../../kernel/errors.js';
 import type { ImageRepository, ImageRecord } from './image.repository.js';
 import { isForeignKeyViolation } from '../../db/errors.js';
@@ -14,9 +13,24 @@ export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 /** Decoded size limit: a 10 MB file may not unpack into gigabytes (decompression bombs). */
 export const MAX_IMAGE_PIXELS = 40_000_000;
 const THUMBNAIL_PX = 320;
-// libvips's operation cache keeps decoded images after the upload that decoded them: memory
-// an upload never gets back (docs/performance.md, "Image uploads").
-sharp.cache(false);
+
+/**
+ * The image libraries load with the first upload, not at start: sharp (libvips) and
+ * file-type added about 30 MB to an idle instance's memory and 80 ms to its start, for a
+ * feature most instances serve rarely (docs/performance.md, "Start-up").
+ */
+const imageLibraries = once(async () => {
+  const [{ default: sharpLib }, { fileTypeFromBuffer }] = await Promise.all([import('sharp'), import('file-type')]);
+  // libvips's operation cache keeps decoded images after the upload that decoded them: memory
+  // an upload never gets back (docs/performance.md, "Image uploads").
+  sharpLib.cache(false);
+  return { sharp: sharpLib, fileTypeFromBuffer };
+});
+
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => (loading ??= load());
+}
 const FORMATS = { 'image/jpeg': 'jpeg', 'image/png': 'png', 'image/webp': 'webp' } as const;
 type AcceptedType = keyof typeof FORMATS;
 
@@ -47,6 +61,7 @@ export class ImageService {
     const cheese = await this.options.reader.require(cheeseIdOrSlug);
     if (bytes.length > MAX_IMAGE_BYTES) throw new PayloadTooLargeError('Images may be at most 10 MB.');
     // The bytes decide, never the declared Content-Type or file name.
+    const { fileTypeFromBuffer } = await imageLibraries();
     const detected = await fileTypeFromBuffer(bytes);
     if (!detected || !(detected.mime in FORMATS)) {
       throw new UnsupportedMediaTypeError('Only JPEG, PNG and WebP images are accepted (judged by their content).');
@@ -75,6 +90,7 @@ export class ImageService {
 
   /** Re-encodes (dropping EXIF such as GPS, applying orientation) and makes a WebP thumbnail. */
   async #process(bytes: Buffer, contentType: AcceptedType) {
+    const { sharp } = await imageLibraries();
     const options = { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'error' as const };
     let meta: sharp.Metadata;
     try {

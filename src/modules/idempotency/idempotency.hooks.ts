@@ -5,6 +5,7 @@ import { fromAsync, type ModuleStage, type RouteFilter } from '../../kernel/requ
 import type { DB } from '../../db/schema.js';
 import { ConflictError, InvalidRequestError, ValidationFailedError } from '../../kernel/errors.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
+import type { HeldKeys } from './idempotency.leases.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,8 +30,8 @@ export interface IdempotencyOptions {
   keys: IdempotencyRepository;
   /** How long a key is remembered (24 h by default). */
   ttlMs: number;
-  /** How long a first request may run before a retry may take its key over. */
-  leaseMs: number;
+  /** The keys of this instance's running requests, renewed while they run (their lease: `leases.leaseMs`). */
+  leases: HeldKeys;
 }
 
 /** JSON with every object's keys sorted: the same body with its keys reordered is the same request. */
@@ -64,8 +65,9 @@ function credentialOf(request: FastifyRequest): string {
  * answer is sent. A service that creates a resource notes it on the record in its own
  * transaction (ChangeContext.created): a retry after a crash between that commit and the
  * answer is answered with the resource (recover), never creating it twice. Without such a
- * note, a key left running by a dead instance is taken over after its lease (the request
- * timeout) and the request runs again.
+ * note, a key left running by a dead instance is taken over once its lease runs out (a short
+ * lease its instance renews while the request runs, so seconds after a crash; see HeldKeys),
+ * and the request runs again; a closing instance releases the keys it still holds.
  *
  * A replay is authorized like a new request (issue 16 §2): it runs after authentication and
  * the route's authorization, and only the credential that made the first request is answered
@@ -74,7 +76,8 @@ function credentialOf(request: FastifyRequest): string {
  * A stored reply belongs to the account whose data it holds and is deleted with it.
  */
 export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
-  const { keys } = options;
+  const { keys, leases } = options;
+  const { leaseMs } = leases;
   const routes: RouteFilter = (route) => Boolean(route.config?.idempotent);
 
   const holdsSecret = (request: FastifyRequest) => request.routeOptions.config.idempotent === 'secret';
@@ -88,7 +91,7 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
     const print = fingerprint(request);
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = Date.now();
-      const id = await keys.claim({ scope, key: header, fingerprint: print, credential, accountId: request.principal?.accountId ?? null, now: new Date(now).toISOString(), lockedUntil: new Date(now + options.leaseMs).toISOString(), expiresAt: new Date(now + options.ttlMs).toISOString() });
+      const id = await keys.claim({ scope, key: header, fingerprint: print, credential, accountId: request.principal?.accountId ?? null, now: new Date(now).toISOString(), leaseMs, expiresAt: new Date(now + options.ttlMs).toISOString() });
       if (id !== undefined) {
         own(request, id);
         return undefined;
@@ -115,12 +118,12 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
       // Committed, but its answer never recorded (its instance died, or it is being sent):
       // answer with what it created, never create it again.
       if (existing.createdResource !== null) return recover(request, reply, existing.id, existing.createdResource);
-      if (existing.lockedUntil > now) {
+      if (!existing.leaseOver) {
         const error = new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
         error.headers['retry-after'] = '1';
         throw error;
       }
-      if (await keys.takeOver(existing.id, existing.lockedUntil, new Date(now + options.leaseMs).toISOString())) {
+      if (await keys.takeOver(existing.id, leaseMs)) {
         own(request, existing.id);
         return undefined;
       }
@@ -136,6 +139,7 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
 
   function own(request: FastifyRequest, id: number): void {
     request.idempotencyRecord = id;
+    leases.hold(id);
     request.noteCreated = (trx, resourcePath, ownerAccountId) => {
       request.createdNoted = true;
       return keys.markCreated(trx as Transaction<DB>, id, resourcePath, ownerAccountId);
@@ -164,6 +168,21 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
     const id = request.idempotencyRecord;
     if (id === undefined) return payload;
     request.idempotencyRecord = undefined;
+    try {
+      return await record(request, reply, payload, id);
+    } catch (err) {
+      // The answer stands: it says what happened (a creation it reports is noted on the record
+      // in its own transaction, so a retry recovers it). Failing it here would replace it with
+      // Fastify's bare error body. The record stays running and comes free when its lease ends.
+      request.log.warn({ err }, 'could not record the Idempotency-Key answer; the key comes free when its lease ends');
+      return payload;
+    } finally {
+      // Completed, released, or (the database failing) left to its lease: no longer renewed.
+      leases.drop(id);
+    }
+  }
+
+  async function record(request: FastifyRequest, reply: FastifyReply, payload: unknown, id: number): Promise<unknown> {
     const status = reply.statusCode;
     if (status >= 500 || status === 409 || status === 429 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
       // A failure after something was noted as created keeps the key: whether that creation

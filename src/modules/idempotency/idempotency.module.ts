@@ -2,25 +2,29 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import { IdempotencyRepository } from './idempotency.repository.js';
+import { DEFAULT_LEASE_MS, HeldKeys } from './idempotency.leases.js';
 
 import { idempotencyStages } from './idempotency.hooks.js';
 import { documentIdempotency } from './idempotency.openapi.js';
 
 export interface IdempotencyProvides {
   keys: IdempotencyRepository;
+  /** The keys this instance's running requests hold; `close()` releases them (the server's shutdown). */
+  leases: HeldKeys;
 }
 
 export type IdempotencyModule = FeatureModule<IdempotencyProvides>;
 
 /** Idempotency-Key: its stages in the request pipeline, its records, and the job that forgets them once their time is up. */
-export function createIdempotencyModule(options: { db: Kysely<DB>; ttlMs: number; leaseMs: number }): IdempotencyModule {
+export function createIdempotencyModule(options: { db: Kysely<DB>; ttlMs: number; leaseMs?: number | undefined; log?: (message: string, details: Record<string, unknown>) => void }): IdempotencyModule {
   const keys = new IdempotencyRepository(options.db);
+  const leases = new HeldKeys(keys, options.leaseMs ?? DEFAULT_LEASE_MS, options.log);
   return {
     name: 'idempotency',
     jobs: [{ name: 'idempotency-key-pruning', everyMs: 3_600_000, run: (now = new Date()) => keys.deleteExpired(now.toISOString()) }],
     // Replays before the handler, records as the answer is sent, on the routes that declare `config.idempotent`.
-    stages: idempotencyStages({ keys, ttlMs: options.ttlMs, leaseMs: options.leaseMs }),
+    stages: idempotencyStages({ keys, ttlMs: options.ttlMs, leases }),
     documents: documentIdempotency,
-    provides: { keys },
+    provides: { keys, leases },
   };
 }

@@ -1,7 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { toBool } from '../../db/columns.js';
+import { isPostgres } from '../../db/dialect.js';
 import { isUniqueViolation } from '../../db/errors.js';
+
+/** Ids per renewal or release statement: far below either database's limit on parameters. */
+const IDS_PER_STATEMENT = 500;
 
 export interface StoredReply {
   statusCode: number;
@@ -24,19 +28,37 @@ export interface StoredKey {
   credential: string | null;
   /** The reply held a secret, which was not stored. */
   replyWithheld: boolean;
-  lockedUntil: number;
+  /** The running request's lease has run out (by the database's clock): its instance is gone. */
+  leaseOver: boolean;
   expiresAt: number;
 }
 
+/**
+ * Leases are set and judged on the database's clock: on PostgreSQL `now()`, the same for every
+ * instance (an instance whose clock runs ahead must not take over a live request's key). SQLite
+ * has a single process, whose clock is the database's.
+ */
 export class IdempotencyRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  readonly #postgres: boolean;
 
-  /** Claims the key for a first request; undefined when it is already recorded (the unique constraint decides races). */
-  async claim(row: { scope: string; key: string; fingerprint: string; credential: string; accountId: number | null; lockedUntil: string; now: string; expiresAt: string }): Promise<number | undefined> {
+  constructor(private readonly db: Kysely<DB>) {
+    this.#postgres = isPostgres(db);
+  }
+
+  #now(): RawBuilder<string> {
+    return this.#postgres ? sql<string>`now()` : sql<string>`${new Date().toISOString()}`;
+  }
+
+  #leaseEnd(leaseMs: number): RawBuilder<string> {
+    return this.#postgres ? sql<string>`now() + cast(${Math.round(leaseMs)} as integer) * interval '1 millisecond'` : sql<string>`${new Date(Date.now() + leaseMs).toISOString()}`;
+  }
+
+  /** Claims the key for a first request, locked for `leaseMs`; undefined when it is already recorded (the unique constraint decides races). */
+  async claim(row: { scope: string; key: string; fingerprint: string; credential: string; accountId: number | null; leaseMs: number; now: string; expiresAt: string }): Promise<number | undefined> {
     try {
       const inserted = await this.db
         .insertInto('idempotency_keys')
-        .values({ scope: row.scope, idempotency_key: row.key, fingerprint: row.fingerprint, credential: row.credential, account_id: row.accountId, state: 'running', locked_until: row.lockedUntil, created_at: row.now, expires_at: row.expiresAt })
+        .values({ scope: row.scope, idempotency_key: row.key, fingerprint: row.fingerprint, credential: row.credential, account_id: row.accountId, state: 'running', locked_until: this.#leaseEnd(row.leaseMs), created_at: row.now, expires_at: row.expiresAt })
         .returning('id')
         .executeTakeFirstOrThrow();
       return Number(inserted.id);
@@ -49,7 +71,8 @@ export class IdempotencyRepository {
   async find(scope: string, key: string): Promise<StoredKey | undefined> {
     const row = await this.db
       .selectFrom('idempotency_keys')
-      .select(['id', 'fingerprint', 'state', 'status_code', 'response_headers', 'response_body', 'created_resource', 'credential', 'reply_withheld', 'locked_until', 'expires_at'])
+      .select(['id', 'fingerprint', 'state', 'status_code', 'response_headers', 'response_body', 'created_resource', 'credential', 'reply_withheld', 'expires_at'])
+      .select(sql<boolean | number>`locked_until <= ${this.#now()}`.as('lease_over'))
       .where('scope', '=', scope)
       .where('idempotency_key', '=', key)
       .executeTakeFirst();
@@ -64,16 +87,59 @@ export class IdempotencyRepository {
         createdResource: row.created_resource,
         credential: row.credential,
         replyWithheld: toBool(row.reply_withheld),
-        lockedUntil: new Date(row.locked_until).getTime(),
+        leaseOver: toBool(row.lease_over),
         expiresAt: new Date(row.expires_at).getTime(),
       }
     );
   }
 
-  /** Takes over a running record whose lease has run out (its instance died); false if another retry did first. */
-  async takeOver(id: number, expectedLockedUntil: number, lockedUntil: string): Promise<boolean> {
-    const result = await this.db.updateTable('idempotency_keys').set({ locked_until: lockedUntil }).where('id', '=', id).where('state', '=', 'running').where('locked_until', '=', new Date(expectedLockedUntil).toISOString()).executeTakeFirst();
+  /**
+   * Takes over a running record whose lease has run out (its instance died), locking it for
+   * `leaseMs`; false if another retry did first (its new lease makes the condition false).
+   */
+  async takeOver(id: number, leaseMs: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('idempotency_keys')
+      .set({ locked_until: this.#leaseEnd(leaseMs) })
+      .where('id', '=', id)
+      .where('state', '=', 'running')
+      .where('locked_until', '<=', this.#now())
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Extends the leases of the running records this instance holds, in one statement; returns how many. */
+  async renew(ids: readonly number[], leaseMs: number): Promise<number> {
+    let renewed = 0;
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+      const result = await this.db
+        .updateTable('idempotency_keys')
+        .set({ locked_until: this.#leaseEnd(leaseMs) })
+        .where('id', 'in', ids.slice(i, i + IDS_PER_STATEMENT))
+        .where('state', '=', 'running')
+        .executeTakeFirst();
+      renewed += Number(result.numUpdatedRows);
+    }
+    return renewed;
+  }
+
+  /**
+   * Frees the running records of requests that will never finish here (the instance is closing):
+   * a retry runs at once. A record whose request noted a creation stays, so that the retry is
+   * answered with what was created (recover) instead of creating it again.
+   */
+  async releaseRunning(ids: readonly number[]): Promise<number> {
+    let released = 0;
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+      const result = await this.db
+        .deleteFrom('idempotency_keys')
+        .where('id', 'in', ids.slice(i, i + IDS_PER_STATEMENT))
+        .where('state', '=', 'running')
+        .where('created_resource', 'is', null)
+        .executeTakeFirst();
+      released += Number(result.numDeletedRows);
+    }
+    return released;
   }
 
   /**

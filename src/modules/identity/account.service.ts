@@ -7,10 +7,9 @@ import type { Principal } from '../../kernel/principal.js';
 import { emailKey, type AccountRecord, type AccountRepository } from './account.repository.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { credentialChangeVerdict } from './credential-change.rules.js';
-import type { ApiKeyResolver } from './api-key.resolver.js';
 import type { BrowserSessionRepository } from './browser-session.repository.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
-import type { LoginTokenResolver } from './login-token.resolver.js';
+import type { CredentialRevocations } from './credential-revocations.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.hash.js';
 
 export type { AccountRecord } from './account.repository.js';
@@ -45,7 +44,6 @@ export interface AdminBootstrapResult {
  * customer's profile and its account commit together.
  */
 export class AccountService {
-  readonly #forgetListeners: ((accountId: number) => void)[] = [];
   readonly #passwordChangeListeners: PasswordChangeListener[] = [];
 
   constructor(
@@ -55,8 +53,7 @@ export class AccountService {
       sessions: LoginSessionRepository;
       browserSessions: BrowserSessionRepository;
       keys: ApiKeyRepository;
-      apiKeyResolver: ApiKeyResolver;
-      loginTokens: LoginTokenResolver;
+      revocations: CredentialRevocations;
     },
   ) {}
 
@@ -144,7 +141,8 @@ export class AccountService {
       await trx.updateTable('accounts').set({ password_hash: await hashPassword(password), updated_at: nowIso() }).where('id', '=', account.id).execute();
       return { accountId: account.id, ...(await this.#endCredentialsOnPasswordChange(trx, account.id, null)) };
     });
-    this.forget(outcome.accountId);
+    // Awaited: the operator's CLI must have told the running instances before it exits.
+    await this.options.revocations.revoked({ kind: 'account', accountId: outcome.accountId, exceptLoginSession: null });
     return outcome;
   }
 
@@ -172,16 +170,11 @@ export class AccountService {
     await this.options.accounts.delete(trx, accountId);
   }
 
-  /** Stops this instance trusting cached credentials of the account at once (others: within AUTH_CACHE_TTL_MS). */
+  /**
+   * Stops every instance trusting cached credentials of the account (every module's: keys,
+   * login tokens, OAuth tokens): this one at once, the others as the broadcast arrives.
+   */
   forget(accountId: number, exceptLoginSession: number | null = null): void {
-    const ofAccount = (p: Principal) => p.accountId === accountId;
-    this.options.apiKeyResolver.forgetWhere(ofAccount);
-    this.options.loginTokens.forgetSessions((p) => ofAccount(p) && p.credential.id !== exceptLoginSession);
-    for (const listener of this.#forgetListeners) listener(accountId);
-  }
-
-  /** Other modules' credentials of an account (OAuth tokens) are forgotten with it. */
-  onForget(listener: (accountId: number) => void): void {
-    this.#forgetListeners.push(listener);
+    void this.options.revocations.revoked({ kind: 'account', accountId, exceptLoginSession });
   }
 }

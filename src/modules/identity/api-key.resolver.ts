@@ -5,6 +5,7 @@ import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
 import { parseScopes } from '../../kernel/scopes.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
+import type { Revocation, RevocationHandler } from './credential-revocations.js';
 import type { KeyEnvironment } from './identity.table.js';
 
 const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43}$/;
@@ -21,13 +22,14 @@ export function hashKey(key: string): string {
 }
 
 /** Turns an `sk_…` key into the principal it stands for, or a 401. */
-export class ApiKeyResolver implements CredentialResolver {
+export class ApiKeyResolver implements CredentialResolver, RevocationHandler {
   readonly kind = 'api_key' as const;
   /** Keys whose last_used_at was written lately, so that it is written at most every interval. */
   readonly #touched = new ExpiringCache<number, true>({ ttlMs: TOUCH_INTERVAL_MS, max: MAX_CACHED_KEYS });
   /**
    * Resolved keys by hash, for `cacheTtlMs`: authentication without a query per request. A
-   * revocation applies at once on this instance (`forget`) and within the TTL on the others.
+   * revocation applies at once on every instance (CredentialRevocations calls `drop`); the
+   * TTL bounds it only if that message is lost.
    * Only valid keys are cached, so random keys cannot fill it.
    */
   readonly #resolved: ExpiringCache<string, Principal>;
@@ -84,13 +86,14 @@ export class ApiKeyResolver implements CredentialResolver {
     return principal;
   }
 
-  /** A revoked key stops working on this instance at once. */
-  forget(keyId: number): void {
-    this.forgetWhere((principal) => principal.credential.id === keyId);
+  /** A revoked or rolled key, or an account's keys, stop being trusted here. */
+  drop(revocation: Revocation): void {
+    if (revocation.kind === 'api_key') this.#resolved.forgetWhere((principal) => principal.credential.id === revocation.id);
+    else if (revocation.kind === 'account') this.#resolved.forgetWhere((principal) => principal.accountId === revocation.accountId);
   }
 
-  forgetWhere(matches: (principal: Principal) => boolean): void {
-    this.#resolved.forgetWhere(matches);
+  flush(): void {
+    this.#resolved.forgetWhere(() => true);
   }
 
   #touch(keyId: number, now: number): void {

@@ -8,7 +8,8 @@ import type { Principal } from '../../kernel/principal.js';
 import { parseScopes, type Role, type Scope } from '../../kernel/scopes.js';
 import { creationRefusal, effectiveExpiry, revocationRefusal } from './api-key.rules.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
-import { hashKey, keyEnvironmentFor, type ApiKeyResolver } from './api-key.resolver.js';
+import { hashKey, keyEnvironmentFor } from './api-key.resolver.js';
+import type { CredentialRevocations } from './credential-revocations.js';
 
 export const MAX_ACTIVE_KEYS = 3;
 /** What the dashboard's list shows at most (every state, newest first). */
@@ -43,7 +44,7 @@ export interface KeyOwner {
 /** An API key's life: made (shown once), listed, rolled, revoked. Resolving keys is ApiKeyResolver's job. */
 export class ApiKeyService {
   constructor(
-    private readonly options: { db: Kysely<DB>; keys: ApiKeyRepository; environment: CheeseEnv; resolver: ApiKeyResolver },
+    private readonly options: { db: Kysely<DB>; keys: ApiKeyRepository; environment: CheeseEnv; revocations: CredentialRevocations },
   ) {}
 
   /**
@@ -105,7 +106,7 @@ export class ApiKeyService {
    * One transaction, under the lock `create` takes. 409 for a key revoked, expired or rolled.
    */
   async roll(accountId: number, keyId: number, input: RollApiKeyInput, actor: Principal | null): Promise<{ created: CreatedApiKey; old: ApiKeyRecord }> {
-    const { db, keys, resolver } = this.options;
+    const { db, keys, revocations } = this.options;
     const grace = input.oldKeyExpiresInSeconds;
     if (!ROLL_GRACE_SECONDS.includes(grace)) throw ValidationFailedError.field('oldKeyExpiresInSeconds', `must be one of ${ROLL_GRACE_SECONDS.join(', ')}`);
     const now = nowIso();
@@ -133,8 +134,8 @@ export class ApiKeyService {
       const created = await keys.insert(trx, this.#row(accountId, key, { name: old.name, scopes: old.scopes, expiresAt: newExpiry === null ? null : new Date(newExpiry).toISOString(), createdAt: now }));
       return { created: { ...created, key }, old: rolled };
     });
-    // Its shortened expiry applies at once on this instance (elsewhere within AUTH_CACHE_TTL_MS).
-    resolver.forget(keyId);
+    // Its shortened expiry applies at once on every instance.
+    await revocations.revoked({ kind: 'api_key', id: keyId });
     return result;
   }
 
@@ -143,7 +144,7 @@ export class ApiKeyService {
    * Answers when the key had already been revoked (then nothing changed), or null.
    */
   async revoke(accountId: number, keyId: number, actor: Principal | null): Promise<{ alreadyRevokedAt: string | null }> {
-    const { keys, resolver } = this.options;
+    const { keys, revocations } = this.options;
     const target = await keys.findOfAccount(accountId, keyId);
     // A key of someone else is as unknown as a missing one.
     if (!target) throw new NotFoundError(`API key ${keyId} not found.`);
@@ -151,7 +152,7 @@ export class ApiKeyService {
     if (refusal) throw new ForbiddenError(refusal);
     if (target.revokedAt !== null) return { alreadyRevokedAt: target.revokedAt };
     await keys.revoke(accountId, keyId, nowIso());
-    resolver.forget(keyId);
+    await revocations.revoked({ kind: 'api_key', id: keyId });
     return { alreadyRevokedAt: null };
   }
 

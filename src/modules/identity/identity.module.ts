@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ChangeBroadcast } from '../../db/change-broadcast.js';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule } from '../../kernel/module.js';
@@ -15,6 +16,7 @@ import { ApiKeyService } from './api-key.service.js';
 import { LoginSessionRepository } from './login-session.repository.js';
 import { BrowserSessionRepository } from './browser-session.repository.js';
 import { BrowserSessionService, type BrowserSessionSettings } from './browser-session.service.js';
+import { CredentialRevocations } from './credential-revocations.js';
 import { LoginTokenResolver } from './login-token.resolver.js';
 import { loginRoutes } from './login.routes.js';
 import { LoginService } from './login.service.js';
@@ -30,6 +32,7 @@ export type { OAuthClientService, RegisteredClient } from './oauth-client.servic
 export type { LoginService } from './login.service.js';
 export type { BrowserSession, BrowserSessionService, BrowserSessionSettings } from './browser-session.service.js';
 export { GRANTS, type Grant } from './oauth-client.rules.js';
+export type { CredentialRevocations, Revocation, RevocationHandler } from './credential-revocations.js';
 
 export interface IdentityOptions {
   db: Kysely<DB>;
@@ -46,6 +49,8 @@ export interface IdentityOptions {
   bruteForce?: BruteForceGuard;
   /** Browser sign-ins' lifetimes (the dashboard). */
   browserSessions: BrowserSessionSettings;
+  /** Tells the other instances about revoked credentials, and them us (none: this instance only). */
+  broadcast?: ChangeBroadcast;
 }
 
 export interface IdentityProvides {
@@ -58,6 +63,8 @@ export interface IdentityProvides {
   logins: LoginService;
   /** Browser sign-ins (the dashboard's cookie sessions). */
   browserSessions: BrowserSessionService;
+  /** Every instance's credential caches drop a revoked credential; other modules' caches (OAuth tokens) register here. */
+  revocations: CredentialRevocations;
 }
 
 export type IdentityModule = FeatureModule<IdentityProvides>;
@@ -66,16 +73,19 @@ export type IdentityModule = FeatureModule<IdentityProvides>;
 export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const { db, environment, outbox } = options;
   const keys = new ApiKeyRepository(db);
+  const revocations = new CredentialRevocations(options.broadcast);
   const resolver = new ApiKeyResolver({ keys, environment, cacheTtlMs: options.authCacheTtlMs });
-  const apiKeys = new ApiKeyService({ db, keys, environment, resolver });
+  revocations.handle(resolver);
+  const apiKeys = new ApiKeyService({ db, keys, environment, revocations });
   const accounts = new AccountRepository(db);
   const sessions = new LoginSessionRepository(db);
   const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs });
-  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, tokenTtlSeconds: options.loginTokenTtlSeconds });
+  revocations.handle(loginTokens);
+  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds });
   const oauthClients = new OAuthClientService(new OAuthClientRepository(db));
   const browserSessionRows = new BrowserSessionRepository(db);
   const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions });
-  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, apiKeyResolver: resolver, loginTokens });
+  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations });
   return {
     name: 'identity',
     routes: async (app) => {
@@ -85,6 +95,6 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
       await app.register(accountPlanRoutes, { accounts: accountService });
     },
     jobs: [apiKeyExpiryJob({ db, keys, outbox }), { name: 'browser-session-pruning', everyMs: 3_600_000, run: (now) => browserSessions.prune(now) }],
-    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, apiKeys, oauthClients, logins, browserSessions },
+    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, apiKeys, oauthClients, logins, browserSessions, revocations },
   };
 }

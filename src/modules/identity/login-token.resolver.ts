@@ -6,6 +6,7 @@ import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
 import { ROLE_SCOPES } from '../../kernel/scopes.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
+import type { Revocation, RevocationHandler } from './credential-revocations.js';
 
 const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const AUDIENCE = 'fromagerie-api';
@@ -25,10 +26,10 @@ export interface LoginTokenOptions {
 
 /**
  * Login tokens: HS256 JWTs (jose) naming a session row. The signature and expiry are checked
- * on every request; the session (revoked by logout or account deletion) at most every
- * `cacheTtlMs`, and at once on the instance that revoked it.
+ * on every request; the session (revoked by logout, a new password or account deletion) at
+ * most every `cacheTtlMs`, and at once on every instance told of a revocation (`drop`).
  */
-export class LoginTokenResolver implements CredentialResolver {
+export class LoginTokenResolver implements CredentialResolver, RevocationHandler {
   readonly kind = 'login_token' as const;
   readonly #key: Uint8Array;
   readonly #verified: ExpiringCache<string, Principal>;
@@ -80,8 +81,13 @@ export class LoginTokenResolver implements CredentialResolver {
     return principal;
   }
 
-  /** A revoked session's tokens stop working on this instance at once. */
-  forgetSessions(matches: (principal: Principal) => boolean): void {
-    this.#verified.forgetWhere(matches);
+  /** A revoked session's tokens, or an account's (but the session that acted), stop being trusted here. */
+  drop(revocation: Revocation): void {
+    if (revocation.kind === 'login_session') this.#verified.forgetWhere((p) => p.credential.id === revocation.id);
+    else if (revocation.kind === 'account') this.#verified.forgetWhere((p) => p.accountId === revocation.accountId && p.credential.id !== revocation.exceptLoginSession);
+  }
+
+  flush(): void {
+    this.#verified.forgetWhere(() => true);
   }
 }

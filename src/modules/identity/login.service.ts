@@ -4,6 +4,7 @@ import type { Role } from '../../kernel/scopes.js';
 import type { AccountRepository } from './account.repository.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { LoginTokenResolver } from './login-token.resolver.js';
+import type { CredentialRevocations } from './credential-revocations.js';
 import { hashPassword, verifyPassword } from './password.hash.js';
 
 export interface LoginToken {
@@ -19,7 +20,7 @@ export class LoginService {
   readonly #decoyHash: Promise<string>;
 
   constructor(
-    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; tokenTtlSeconds: number },
+    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; revocations: CredentialRevocations; tokenTtlSeconds: number },
   ) {
     this.#decoyHash = hashPassword("decoy password, never anyone's");
   }
@@ -41,11 +42,11 @@ export class LoginService {
     return { token, expiresAt: expiresAt.toISOString() };
   }
 
-  /** Revokes the login token the principal presented; applies at once on this instance, within the auth cache TTL on others. */
+  /** Revokes the login token the principal presented; every instance stops trusting it at once (CredentialRevocations). */
   async logout(principal: Principal): Promise<void> {
     if (principal.credential.kind !== 'login_token') throw new UnauthorizedError('Log out with the login token itself.');
     const sessionId = principal.credential.id;
     await this.options.sessions.revoke(sessionId, new Date().toISOString());
-    this.options.tokens.forgetSessions((p) => p.credential.kind === 'login_token' && p.credential.id === sessionId);
+    await this.options.revocations.revoked({ kind: 'login_session', id: sessionId });
   }
 }

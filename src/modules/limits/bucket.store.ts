@@ -53,14 +53,35 @@ export class MemoryBucketStore implements BucketStore {
 }
 
 /**
+ * What the shared store's failures cost, for metrics (read live: the numbers grow in place).
+ * `fallbacks`: decisions made on this instance's buckets because Redis failed (or failed within
+ * the last 5 s); `failClosed`: login and token attempts refused (503) because Redis did not
+ * answer; `refusals`: requests refused over any limit (429).
+ */
+export interface LimitCounts {
+  fallbacks: number;
+  failClosed: number;
+  refusals: number;
+}
+
+/** Redis is configured and did not answer a check that must not be made on local buckets. */
+export class SharedStoreDown extends Error {}
+
+/** After a failure, fail-open checks stay on local buckets this long before Redis is asked again. */
+const LOCAL_AFTER_FAILURE_MS = 5000;
+
+/**
  * The shared store (Redis) when configured, this process's otherwise; when Redis fails,
  * everything is counted here until it answers again, and that is logged (at most every 30 s)
- * rather than refusing every request.
+ * and counted (`counts.fallbacks`) rather than refusing every request. The login and token
+ * checks (`takeShared`, `knowsShared`) never fall back: a guesser must not get a fresh budget
+ * per instance, nor one that resets while Redis is away.
  */
 export class SharedOrLocalStore implements BucketStore {
   readonly #local = new MemoryBucketStore();
   #sharedDownUntil = 0;
   #lastWarning = 0;
+  readonly counts: LimitCounts = { fallbacks: 0, failClosed: 0, refusals: 0 };
 
   constructor(
     private readonly shared: BucketStore | undefined,
@@ -69,8 +90,9 @@ export class SharedOrLocalStore implements BucketStore {
 
   take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken | Promise<Taken> {
     // No closure on the local path: it runs on every request.
-    if (this.#sharedUp()) return this.#orLocal(this.shared!.take(keys, specs, cost), () => this.#local.take(keys, specs, cost));
-    return this.#local.take(keys, specs, cost);
+    if (this.shared === undefined) return this.#local.take(keys, specs, cost);
+    if (this.#sharedUp()) return this.#orLocal(this.shared.take(keys, specs, cost), () => this.#fallback(keys, specs, cost));
+    return this.#fallback(keys, specs, cost);
   }
 
   knows(key: string, member: string): boolean | Promise<boolean> {
@@ -81,19 +103,55 @@ export class SharedOrLocalStore implements BucketStore {
     return this.#sharedUp() ? this.#orLocal(this.shared!.remember(key, member), () => this.#local.remember(key, member)) : this.#local.remember(key, member);
   }
 
+  /**
+   * Redis's answer, or SharedStoreDown: asked every time, even within the 5 s the fail-open
+   * checks stay local, so these resume as soon as Redis answers (and bring the others back).
+   */
+  async takeShared(keys: readonly string[], specs: readonly BucketSpec[]): Promise<Taken> {
+    if (this.shared === undefined) return this.#local.take(keys, specs);
+    return this.#strictly(this.shared.take(keys, specs));
+  }
+
+  async knowsShared(key: string, member: string): Promise<boolean> {
+    if (this.shared === undefined) return this.#local.knows(key, member);
+    return this.#strictly(this.shared.knows(key, member));
+  }
+
+  async #strictly<T>(shared: T | Promise<T>): Promise<T> {
+    try {
+      const answer = await shared;
+      this.#sharedDownUntil = 0;
+      return answer;
+    } catch (error) {
+      this.#failed(error);
+      this.counts.failClosed++;
+      throw new SharedStoreDown(error instanceof Error ? error.message : String(error));
+    }
+  }
+
   #sharedUp(): boolean {
     return this.shared !== undefined && Date.now() >= this.#sharedDownUntil;
   }
 
+  /** A check (cost 1) or a give-back (-1) on this instance's buckets in place of Redis's; a look (0) decides nothing. */
+  #fallback(keys: readonly string[], specs: readonly BucketSpec[], cost: number): Taken {
+    if (cost > 0) this.counts.fallbacks++;
+    return this.#local.take(keys, specs, cost);
+  }
+
   #orLocal<T>(shared: T | Promise<T>, local: () => T): Promise<T> {
     return Promise.resolve(shared).catch((error: unknown) => {
-      // Serve on this instance's buckets for a few seconds, then try Redis again.
-      this.#sharedDownUntil = Date.now() + 5000;
-      if (Date.now() - this.#lastWarning > 30_000) {
-        this.#lastWarning = Date.now();
-        this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers`);
-      }
+      this.#failed(error);
       return local();
     });
+  }
+
+  /** Serve on this instance's buckets for a few seconds, then try Redis again. */
+  #failed(error: unknown): void {
+    this.#sharedDownUntil = Date.now() + LOCAL_AFTER_FAILURE_MS;
+    if (Date.now() - this.#lastWarning > 30_000) {
+      this.#lastWarning = Date.now();
+      this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers; logins and token requests are refused (503) meanwhile`);
+    }
   }
 }

@@ -5,8 +5,10 @@ import { RateLimiter, type RateLimitSettings } from './rate-limiter.js';
 import { RedisBucketStore } from './redis.store.js';
 import { documentRateLimits, rateLimitStages } from './rate-limit.hooks.js';
 import type { Plan } from '../../kernel/plans.js';
+import type { LimitCounts } from './bucket.store.js';
 
 export { ENVIRONMENT_MULTIPLIERS } from './environment.rules.js';
+export type { LimitCounts } from './bucket.store.js';
 export { RateLimiter, type BucketUsage, type Caller, type Decision, type BruteForceKind, type RateLimitSettings } from './rate-limiter.js';
 
 export interface LimitsOptions {
@@ -22,6 +24,13 @@ export interface LimitsOptions {
 
 export interface LimitsProvides {
   limiter: RateLimiter;
+  /**
+   * Live counters since start (for /metrics): `fallbacks`, decisions made on this instance's
+   * buckets because Redis failed; `failClosed`, login and token attempts answered 503 because
+   * Redis did not answer; `refusals`, requests answered 429 over any limit. Read the fields
+   * each time (`provides.counts.fallbacks`): they grow in place and are never reset.
+   */
+  counts: Readonly<LimitCounts>;
   /** Resolves once the shared buckets are reachable (at most a second): see RedisBucketStore.ready. */
   ready(): Promise<void>;
   /** Closes the Redis connection, if any. */
@@ -40,6 +49,6 @@ export function createLimitsModule(options: LimitsOptions): LimitsModule {
     // After authentication on every route but health and the docs, and on every refusal.
     stages: rateLimitStages({ limiter, planOf: options.planOf }),
     documents: documentRateLimits,
-    provides: { limiter, ready: async () => shared?.ready(), close: async () => shared?.close() },
+    provides: { limiter, counts: limiter.counts, ready: async () => shared?.ready(), close: async () => shared?.close() },
   };
 }

@@ -65,11 +65,17 @@ export function rateLimitStages(options: { limiter: RateLimiter; planOf: (accoun
   ];
 }
 
+/** The operations that check a password under the login limit, which fails closed without Redis (rate-limiter.ts). */
+const PASSWORD_CHECKS = new Set(['loginCustomer', 'replaceCustomer']);
+
 /** Rate limits apply to every operation but health and the documentation (decisions.md §7). */
 export const documentRateLimits: OperationDocumenter = (route, operation) => {
   if (!operation.response || EXEMPT.test(route.url)) return;
   operation.response = {
     ...(operation.response as Record<string, unknown>),
     429: { $ref: 'Error#', description: 'Over a rate limit: `Retry-After` says in how many seconds to retry; `RateLimit-Policy` and `RateLimit` (on every response) say which limit and what is left.' },
+    ...(PASSWORD_CHECKS.has(String(operation.operationId)) && {
+      503: { $ref: 'Error#', description: 'Several instances share attempt limits in Redis, and it does not answer: password checks pause rather than count on one instance. Nothing was tried; retry after `Retry-After` seconds.' },
+    }),
   };
 };

@@ -1,8 +1,8 @@
 import type { GuardedAttempt } from '../../kernel/brute-force.js';
-import { TooManyRequestsError } from '../../kernel/errors.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
 import { secondsUntilFull, secondsUntilToken, type BucketSpec } from './bucket.rules.js';
-import { SharedOrLocalStore, type BucketStore, type Taken } from './bucket.store.js';
+import { SharedOrLocalStore, SharedStoreDown, type BucketStore, type LimitCounts, type Taken } from './bucket.store.js';
 import { attemptBuckets, knownKey, type BruteForceKind } from './brute-force.rules.js';
 
 /** Figures from configuration (decisions.md §7): per plan, and the per-minute ceiling. */
@@ -45,6 +45,18 @@ export interface BucketUsage {
 const hourly = (name: string, perHour: number, burst: number): BucketSpec => ({ name, capacity: burst, refillPerSecond: perHour / 3600, quota: perHour, windowSeconds: 3600 });
 
 const NOTHING_TO_REPORT: GuardedAttempt = { succeeded: async () => undefined };
+
+/** The attempts that are refused rather than counted per instance while Redis is away (issue 20). */
+const FAIL_CLOSED: ReadonlySet<BruteForceKind> = new Set(['login', 'token']);
+/** Seconds a refused login or token request is told to wait: time for Redis's reconnection (backing off up to 2 s) to be tried twice. */
+const RETRY_WHILE_SHARED_DOWN_S = 5;
+
+function limitsUnavailable(kind: BruteForceKind): ServiceUnavailableError {
+  const what = kind === 'token' ? 'Token requests' : 'Sign-ins';
+  const error = new ServiceUnavailableError(`${what} are paused: the service cannot check attempt limits right now. Nothing was tried; try again in ${RETRY_WHILE_SHARED_DOWN_S} s.`);
+  error.headers['retry-after'] = String(RETRY_WHILE_SHARED_DOWN_S);
+  return error;
+}
 
 /**
  * Token buckets by plan and per minute, checked as one step in the store. The store is Redis
@@ -112,13 +124,17 @@ export class RateLimiter {
   /**
    * Login, sign-up and the token endpoint (brute-force.rules.ts): throws 429 when over. Taken
    * before the password is checked, so parallel guesses cannot overdraw; a success gives its
-   * tokens back and makes its address known for that name.
+   * tokens back and makes its address known for that name. With Redis configured and not
+   * answering, a login or token attempt is refused (503, `Retry-After`) rather than counted on
+   * this instance: each instance would otherwise be a fresh budget of guesses. Sign-ups fail
+   * open as every other limit does. Giving back after a success never refuses: the password
+   * was right.
    */
   async bruteForce(kind: BruteForceKind, ip: string, name?: string): Promise<GuardedAttempt> {
     if (!this.settings.enabled) return NOTHING_TO_REPORT;
-    const known = name !== undefined && (await this.#store.knows(knownKey(kind, name), ip));
-    const { keys, specs } = attemptBuckets(kind, ip, name, known, this.multiplier);
-    const decision = await this.#decide(keys, specs);
+    const { keys, specs, decision } = await this.#attempt(kind, ip, name).catch((error: unknown) => {
+      throw error instanceof SharedStoreDown ? limitsUnavailable(kind) : error;
+    });
     if (!decision.allowed) throw new TooManyRequestsError(`Too many ${kind === 'signup' ? 'sign-ups' : `${kind} attempts`}: try again in ${Math.ceil(decision.retryAfterSeconds)} s.`, decision.retryAfterSeconds);
     return {
       succeeded: async () => {
@@ -128,12 +144,28 @@ export class RateLimiter {
     };
   }
 
+  /** The attempt's buckets and whether it may go ahead: Redis's answer only, for the kinds that fail closed. */
+  async #attempt(kind: BruteForceKind, ip: string, name: string | undefined): Promise<{ keys: string[]; specs: BucketSpec[]; decision: Decision }> {
+    const strict = FAIL_CLOSED.has(kind);
+    const knownAs = name === undefined ? undefined : knownKey(kind, name);
+    const known = knownAs !== undefined && (await (strict ? this.#store.knowsShared(knownAs, ip) : this.#store.knows(knownAs, ip)));
+    const { keys, specs } = attemptBuckets(kind, ip, name, known, this.multiplier);
+    const decision = strict ? this.#decision(specs, await this.#store.takeShared(keys, specs)) : await this.#decide(keys, specs);
+    return { keys, specs, decision };
+  }
+
+  /** Live counts of Redis fallbacks, fail-closed refusals and 429s (LimitCounts). */
+  get counts(): Readonly<LimitCounts> {
+    return this.#store.counts;
+  }
+
   #decide(keys: string[], specs: BucketSpec[]): Decision | Promise<Decision> {
     const taken = this.#store.take(keys, specs);
     return taken instanceof Promise ? taken.then((result) => this.#decision(specs, result)) : this.#decision(specs, taken);
   }
 
   #decision(specs: BucketSpec[], { allowed, tokens }: Taken): Decision {
+    if (!allowed) this.#store.counts.refusals++;
     // The field reports the bucket closest to refusing.
     let tightest = 0;
     tokens.forEach((t, i) => {

@@ -1,5 +1,5 @@
 import type { BrowserSession } from '../../kernel/browser-session.js';
-import { TooManyRequestsError } from '../../kernel/errors.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../../kernel/errors.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { BrowserSessionService, RegisteredClient } from '../identity/identity.module.js';
 import type { ConsentBinding } from './oauth.interaction.js';
@@ -82,8 +82,9 @@ export class SignInService {
     try {
       outcome = await this.options.sessions.signIn(fields.username ?? '', fields.password ?? '', flow.request.ip);
     } catch (error) {
-      if (!(error instanceof TooManyRequestsError)) throw error;
-      return loginPage(429, error.message, error.headers);
+      // Over the login limit (429), or the limit cannot be checked (503, Redis away): the form again, saying so.
+      if (!(error instanceof TooManyRequestsError || error instanceof ServiceUnavailableError)) throw error;
+      return loginPage(error.status, error.message, error.headers);
     }
     if (!outcome.signedIn) return loginPage(401, 'Invalid username or password.');
     return this.#consentPage(flow, outcome.session, { token: outcome.token, session: outcome.session });

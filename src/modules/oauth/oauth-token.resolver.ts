@@ -3,6 +3,7 @@ import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
 import { ROLE_SCOPES, parseScopes } from '../../kernel/scopes.js';
+import type { Revocation, RevocationHandler } from '../identity/identity.module.js';
 import type { OAuthTokenRepository } from './oauth-token.repository.js';
 import { hashToken, TOKEN_PREFIX } from './oauth.model.js';
 
@@ -16,14 +17,14 @@ interface Cached {
 
 /**
  * Turns an OAuth access token (`oat_…`) into the principal it stands for, or a 401. Resolved
- * tokens are trusted for `cacheTtlMs` (as API keys are): a revocation applies at once on this
- * instance and within that bound on the others.
+ * tokens are trusted for `cacheTtlMs` (as API keys are): a revocation (`forget`) applies at
+ * once on every instance through the identity module's CredentialRevocations.
  */
-export class OAuthTokenResolver implements CredentialResolver {
+export class OAuthTokenResolver implements CredentialResolver, RevocationHandler {
   readonly kind = 'oauth_token' as const;
   readonly #resolved: ExpiringCache<string, Cached>;
 
-  constructor(private readonly options: { tokens: OAuthTokenRepository; environment: CheeseEnv; cacheTtlMs: number }) {
+  constructor(private readonly options: { tokens: OAuthTokenRepository; environment: CheeseEnv; cacheTtlMs: number; revoked: (revocation: Revocation) => Promise<void> }) {
     this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS });
   }
 
@@ -58,8 +59,21 @@ export class OAuthTokenResolver implements CredentialResolver {
     return principal;
   }
 
-  /** Stops trusting cached tokens at once on this instance: of a grant, or of an account. */
-  forget(matches: { grantId?: number; accountId?: number; tokenId?: number }): void {
-    this.#resolved.forgetWhere((entry) => entry.grantId === matches.grantId || entry.principal.accountId === matches.accountId || entry.principal.credential.id === matches.tokenId);
+  /** Once a grant or a token is revoked: every instance stops trusting its cached tokens. */
+  forget(matches: { grantId?: number; tokenId?: number }): void {
+    void this.options.revoked({ kind: 'oauth', ...matches });
+  }
+
+  drop(revocation: Revocation): void {
+    if (revocation.kind === 'oauth') {
+      const { grantId, tokenId } = revocation;
+      this.#resolved.forgetWhere((entry) => (grantId !== undefined && entry.grantId === grantId) || (tokenId !== undefined && entry.principal.credential.id === tokenId));
+    } else if (revocation.kind === 'account') {
+      this.#resolved.forgetWhere((entry) => entry.principal.accountId === revocation.accountId);
+    }
+  }
+
+  flush(): void {
+    this.#resolved.forgetWhere(() => true);
   }
 }

@@ -4,7 +4,7 @@ import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import type { CredentialResolver } from '../../kernel/principal.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
-import type { AccountService, BrowserSessionService, LoginService, OAuthClientService } from '../identity/identity.module.js';
+import type { AccountService, BrowserSessionService, CredentialRevocations, LoginService, OAuthClientService } from '../identity/identity.module.js';
 import { OAuthGrantRepository } from './oauth-grant.repository.js';
 import { grantRoutes } from './oauth-grant.routes.js';
 import { OAuthGrantService } from './oauth-grant.service.js';
@@ -34,6 +34,8 @@ export interface OAuthOptions {
   /** The one browser sign-in (the dashboard's), and its cookie's name. */
   sessions: BrowserSessionService;
   sessionCookie: string;
+  /** Revocations reach every instance's credential caches (the identity module's). */
+  revocations: CredentialRevocations;
 }
 
 export type { AuthorizedApp, OAuthGrantService } from './oauth-grant.service.js';
@@ -52,9 +54,9 @@ const HOUR_MS = 3_600_000;
 /** The OAuth 2.0 authorization server (decisions.md §6) over the clients identity registers. */
 export function createOAuthModule(options: OAuthOptions): OAuthModule {
   const tokens = new OAuthTokenRepository(options.db);
-  const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs });
-  // A deleted account's tokens stop working on this instance at once (others: within the cache TTL).
-  options.accounts.onForget((accountId) => resolver.forget({ accountId }));
+  const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs, revoked: (revocation) => options.revocations.revoked(revocation) });
+  // A revoked grant or token, or a deleted account's or new password's, stops working on every instance at once.
+  options.revocations.handle(resolver);
   // A new password ends every third-party grant of the account, in the change's transaction.
   options.accounts.onPasswordChange((trx, accountId, now) => tokens.revokeGrantsOf(trx, accountId, now));
   const bruteForce = options.bruteForce ?? NO_GUARD;

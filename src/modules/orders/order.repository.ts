@@ -40,6 +40,50 @@ const insertOrder = prepared((db, order: Insertable<OrderTable>) =>
 
 const insertStatusChange = prepared((db, change: Insertable<OrderStatusChangeTable>) => db.insertInto('order_status_changes').values(change));
 
+/**
+ * A placed order as one flat set of values (prepared queries take values, not nested rows):
+ * the order's columns, its first status change's (`change_`), and its lines, one array per
+ * column (`item_`).
+ */
+type PlacedValues = Insertable<OrderTable> & {
+  change_status: OrderStatus;
+  change_actor: OrderActor;
+  change_note: string | null;
+  change_at: string;
+  item_positions: number[];
+  item_cheese_ids: (number | null)[];
+  item_slugs: (string | null)[];
+  item_names: string[];
+  item_grams: number[];
+  item_prices: number[];
+};
+
+/**
+ * PostgreSQL: the order, its lines and its first status change in one statement (data-modifying
+ * CTEs; the lines and the change take the new id from `o`), returning the order as stored.
+ */
+const insertPlacedOrder = prepared((db, values: PlacedValues) => {
+  const { change_status, change_actor, change_note, change_at, item_positions, item_cheese_ids, item_slugs, item_names, item_grams, item_prices, ...order } = values;
+  return db
+    .with('o', (qb) => qb.insertInto('orders').values(order).returning(ORDER_COLUMN_NAMES))
+    .with('i', (qb) =>
+      qb.insertInto('order_items').values(
+        item_positions.map((position, i) => ({
+          order_id: qb.selectFrom('o').select('o.id'),
+          position,
+          cheese_id: item_cheese_ids[i]!,
+          cheese_slug: item_slugs[i]!,
+          cheese_name: item_names[i]!,
+          grams: item_grams[i]!,
+          price_cents: item_prices[i]!,
+        })),
+      ),
+    )
+    .with('s', (qb) => qb.insertInto('order_status_changes').values({ order_id: qb.selectFrom('o').select('o.id'), status: change_status, actor: change_actor, note: change_note, at: change_at }))
+    .selectFrom('o')
+    .select((eb) => [...ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const), eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'o.account_id').as('customer')]);
+});
+
 export class OrderRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -50,6 +94,38 @@ export class OrderRepository {
     const stored = items.map((item) => ({ ...item, order_id: orderId }));
     await trx.insertInto('order_items').values(stored).execute();
     return { order: record, items: stored };
+  }
+
+  /**
+   * A new order with its items and first status change: one round trip on PostgreSQL, three
+   * local statements on SQLite (no data-modifying CTEs there). Returns them as stored.
+   */
+  async insertPlaced(
+    trx: Transaction<DB>,
+    order: Insertable<OrderTable>,
+    items: Omit<ItemRecord, 'order_id'>[],
+    change: Omit<Insertable<OrderStatusChangeTable>, 'order_id'>,
+  ): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
+    if (!isPostgres(trx)) {
+      const placed = await this.insert(trx, order, items);
+      await insertStatusChange(trx, { ...change, order_id: Number(placed.order.id) });
+      return placed;
+    }
+    const [record] = await insertPlacedOrder(trx, {
+      ...order,
+      change_status: change.status,
+      change_actor: change.actor,
+      change_note: change.note ?? null,
+      change_at: change.at,
+      item_positions: items.map((item) => item.position),
+      item_cheese_ids: items.map((item) => item.cheese_id),
+      item_slugs: items.map((item) => item.cheese_slug),
+      item_names: items.map((item) => item.cheese_name),
+      item_grams: items.map((item) => item.grams),
+      item_prices: items.map((item) => item.price_cents),
+    });
+    const orderId = Number(record!.id);
+    return { order: record!, items: items.map((item) => ({ ...item, order_id: orderId })) };
   }
 
   async recordStatus(trx: Transaction<DB>, orderId: number, status: OrderStatus, actor: OrderActor, note: string | null, at: string): Promise<void> {
@@ -93,17 +169,6 @@ export class OrderRepository {
 
   async timeline(executor: Kysely<DB>, orderId: number): Promise<{ status: OrderStatus; at: Date | string; note: string | null }[]> {
     return executor.selectFrom('order_status_changes').select(['status', 'at', 'note']).where('order_id', '=', orderId).orderBy('id').execute();
-  }
-
-  /**
-   * The id of one order whose automatic step is due, locked and skipped by every other
-   * worker until this transaction ends (`FOR UPDATE SKIP LOCKED` on PostgreSQL): selected by
-   * its state and due time, never by "after the last id seen".
-   */
-  async claimDue(trx: Transaction<DB>, now: string): Promise<number | undefined> {
-    const query = trx.selectFrom('orders').select('id').where('next_step_at', '<=', now).orderBy('next_step_at').limit(1);
-    const row = await (isPostgres(trx) ? query.forUpdate().skipLocked() : query).executeTakeFirst();
-    return row && Number(row.id);
   }
 
   /** Kilograms (as grams) of the account's orders delivered since `since`: what its tier follows. */

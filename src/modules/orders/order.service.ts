@@ -102,22 +102,27 @@ export class OrderService {
   async patch(id: number, body: OrderPatchBody, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
     const { db, orders, lifecycle, stock } = this.options;
     const staffFields = (['status', 'carrier', 'trackingNumber'] as const).filter((name) => body[name] !== undefined);
-    const record = await db.transaction().execute(async (trx) => {
-      let order = await this.#visible(trx, id, principal);
+    /** Who may, and the owner's fields, in the change's transaction: the order locked as `order`. */
+    const ownerChanges = async (trx: Transaction<DB>, order: OrderRecord): Promise<OrderRecord> => {
+      if (!isStaff(principal) && Number(order.account_id) !== principal.accountId) throw new NotFoundError(`Order ${id} not found.`);
       if (staffFields.length > 0 && !isStaff(principal)) throw new ForbiddenError(`Only staff may set ${staffFields.join(', ')}.`);
       if ((body.carrier !== undefined || body.trackingNumber !== undefined) && body.status !== 'shipped') {
         throw ValidationFailedError.field(body.carrier !== undefined ? 'carrier' : 'trackingNumber', 'is set only when shipping (status "shipped")');
       }
-      if (body.notes !== undefined || body.shippingAddress !== undefined) {
-        if (order.status !== 'placed') throw new ConflictError(`The order is ${order.status}: notes and the address change only while it is placed.`);
-        await orders.update(trx, id, { ...ownerPatchChanges(body), updated_at: new Date().toISOString() });
-        order = (await orders.find(trx, id))!;
-      }
-      if (body.status !== undefined && body.status !== order.status) {
-        order = await lifecycle.apply(trx, id, triggerFor(body.status)!, 'staff', ctx, { carrier: body.carrier, trackingNumber: body.trackingNumber });
-      }
-      return order;
-    });
+      if (body.notes === undefined && body.shippingAddress === undefined) return order;
+      if (order.status !== 'placed') throw new ConflictError(`The order is ${order.status}: notes and the address change only while it is placed.`);
+      await orders.update(trx, id, { ...ownerPatchChanges(body), updated_at: new Date().toISOString() });
+      return (await orders.find(trx, id))!;
+    };
+    const seen = await this.#visible(db, id, principal);
+    if (staffFields.length > 0 && !isStaff(principal)) throw new ForbiddenError(`Only staff may set ${staffFields.join(', ')}.`);
+    const record =
+      body.status !== undefined && body.status !== seen.status
+        ? // A status change may call the payment provider or the courier: outside the transaction (issue 20).
+          await lifecycle.step(id, triggerFor(body.status)!, 'staff', ctx, { carrier: body.carrier, trackingNumber: body.trackingNumber }, async (trx, order) => {
+            await ownerChanges(trx, order);
+          })
+        : await db.transaction().execute(async (trx) => ownerChanges(trx, await this.#visible(trx, id, principal)));
     if (body.status !== undefined) stock.changed();
     return this.#view(db, record);
   }
@@ -142,12 +147,11 @@ export class OrderService {
   /** Sandbox and development: the next automatic step, now (409 when there is none). */
   async advance(id: number, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
     const { db, lifecycle, stock } = this.options;
-    const record = await db.transaction().execute(async (trx) => {
-      const order = await this.#visible(trx, id, principal);
-      const trigger = nextStep(order.status);
-      if (trigger === null) throw new ConflictError(`The order is ${order.status}: it has no next state.`);
-      return lifecycle.apply(trx, id, trigger, actorOf(principal), ctx);
-    });
+    const order = await this.#visible(db, id, principal);
+    const trigger = nextStep(order.status);
+    if (trigger === null) throw new ConflictError(`The order is ${order.status}: it has no next state.`);
+    // The step's provider call is made before its transaction; a concurrent change makes it a 409.
+    const record = await lifecycle.step(id, trigger, actorOf(principal), ctx);
     stock.changed();
     return this.#view(db, record);
   }
@@ -177,7 +181,7 @@ export class OrderService {
         customer,
         ctx,
       );
-      for (const trigger of triggersTo(target)) await db.transaction().execute((trx) => lifecycle.apply(trx, order.id, trigger, 'system', ctx));
+      for (const trigger of triggersTo(target)) await lifecycle.step(order.id, trigger, 'system', ctx);
       // Fixtures keep their state: the worker leaves them alone (the sandbox advance moves them on).
       await db.transaction().execute((trx) => this.options.orders.update(trx, order.id, { next_step_at: null }));
     }

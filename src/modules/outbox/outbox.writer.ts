@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable, Transaction } from 'kysely';
-import { announceInsert } from '../../db/commit-signal.js';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import { prepared } from '../../db/prepared.js';
@@ -63,9 +62,20 @@ export async function recordEvent(trx: Transaction<DB>, event: NewEvent, context
 const insertOutboxRow = prepared((db, row: Insertable<OutboxTable>) => db.insertInto('outbox').values(row).returning('id'));
 
 async function insertEvent(trx: Transaction<DB>, event: NewEvent, context: EventContext): Promise<{ outboxId: number; eventId: string }> {
-  const eventId = `evt_${randomUUID().replaceAll('-', '')}`;
-  const [row] = await insertOutboxRow(trx, {
-    event_id: eventId,
+  const row = outboxRow(event, context);
+  const [inserted] = await insertOutboxRow(trx, row);
+  return { outboxId: Number(inserted!.id), eventId: row.event_id };
+}
+
+/** Several events as one multi-row insert (one round trip), ids in order. */
+async function insertEvents(trx: Transaction<DB>, events: readonly NewEvent[], context: EventContext): Promise<void> {
+  if (events.length === 1) await insertEvent(trx, events[0]!, context);
+  else await trx.insertInto('outbox').values(events.map((event) => outboxRow(event, context))).execute();
+}
+
+function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTable> & { event_id: string } {
+  return {
+    event_id: `evt_${randomUUID().replaceAll('-', '')}`,
     type: event.type,
     aggregate_type: event.aggregateType,
     aggregate_id: event.aggregateId,
@@ -78,8 +88,7 @@ async function insertEvent(trx: Transaction<DB>, event: NewEvent, context: Event
     }),
     audience: audienceText(event.audience),
     created_at: nowIso(),
-  });
-  return { outboxId: Number(row!.id), eventId };
+  };
 }
 
 /** The outbox as modules see it: the deployment's metadata fixed once, the change's own context per call. */
@@ -88,15 +97,13 @@ export class Outbox {
 
   /** Several events of one change, in order, in its transaction. */
   async record(trx: Transaction<DB>, events: readonly NewEvent[], ctx: ChangeContext): Promise<void> {
-    for (const event of events) await recordEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
-    // Wakes every instance's webhook dispatcher once (and only if) this transaction commits.
-    if (events.length > 0) await announceInsert(trx, 'outbox');
+    // One statement for all of them. Every instance's webhook dispatcher wakes once (and only
+    // if) the transaction commits: the dialect sees the insert (db/commit-signal.ts).
+    if (events.length > 0) await insertEvents(trx, events, { ...this.deployment, requestId: ctx.requestId });
   }
 
   /** One event, with its outbox row id (for a module that acts on the row itself, as webhook tests do). */
   async recordOne(trx: Transaction<DB>, event: NewEvent, ctx: ChangeContext): Promise<{ outboxId: number; eventId: string }> {
-    const recorded = await insertEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
-    await announceInsert(trx, 'outbox');
-    return recorded;
+    return insertEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
   }
 }

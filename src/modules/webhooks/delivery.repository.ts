@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { databaseNow } from '../../db/clock.js';
 import type { DB } from '../../db/schema.js';
 import { claimRows } from '../../db/claim.js';
 import { toIso, toIsoOrNull } from '../../db/columns.js';
@@ -123,8 +124,11 @@ export class DeliveryRepository {
    * once). So "due" is one indexed range, `state = 'pending' and next_attempt_at <= now`.
    * `lost` counts rows picked here that another instance claimed first.
    */
-  async claimDue(now: string, leaseUntil: string, bounds: ClaimBounds): Promise<{ claimed: ClaimedDelivery[]; lost: number }> {
+  async claimDue(callerNow: string, callerLeaseUntil: string, bounds: ClaimBounds): Promise<{ claimed: ClaimedDelivery[]; lost: number }> {
     return this.db.transaction().execute(async (trx) => {
+      // "Due" and the lease's end on the database's clock, the one every instance shares (issue 20).
+      const now = await databaseNow(trx);
+      const leaseUntil = new Date(Date.parse(callerLeaseUntil) + Date.parse(now) - Date.parse(callerNow)).toISOString();
       // A few times the slots, so the caps still fill them when one webhook leads the queue.
       const size = 4 * bounds.limit;
       const window = await dueWindow(trx, now, bounds, size);

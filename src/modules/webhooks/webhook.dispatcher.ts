@@ -23,6 +23,11 @@ const REFILL_MS = 10;
  * transaction, one claim and one look at the next due time instead of paying for each.
  */
 const MIN_CYCLE_GAP_MS = 4;
+/**
+ * After a failed cycle (the database gone, say), no cycle for this long, whatever wakes the
+ * dispatcher meanwhile (attempts finishing, the listener reconnecting): it retries, never spins.
+ */
+const FAILURE_PAUSE_MS = 1000;
 /** Opened secrets kept, by ciphertext: far more than the webhooks one cycle sends to. */
 const MAX_OPEN_SECRETS = 1000;
 
@@ -48,6 +53,7 @@ export class WebhookDispatcher {
   #running: Promise<void> | undefined;
   #again = false;
   #lastCycleAt = 0;
+  #pausedUntil = 0;
   #gapTimer: NodeJS.Timeout | undefined;
   #stopped = true;
   #timer: NodeJS.Timeout | undefined;
@@ -78,7 +84,7 @@ export class WebhookDispatcher {
       return;
     }
     if (this.#gapTimer) return;
-    const wait = this.#lastCycleAt + MIN_CYCLE_GAP_MS - Date.now();
+    const wait = Math.max(this.#lastCycleAt + MIN_CYCLE_GAP_MS, this.#pausedUntil) - Date.now();
     if (wait > 0) {
       this.#gapTimer = setTimeout(() => {
         this.#gapTimer = undefined;
@@ -88,7 +94,13 @@ export class WebhookDispatcher {
     }
     this.#lastCycleAt = Date.now();
     this.#running = this.#cycle()
-      .catch((err: unknown) => this.options.log('webhook dispatch failed; retrying at the next poll', { err }))
+      .catch((err: unknown) => {
+        this.options.log(`webhook dispatch failed; retrying in ${FAILURE_PAUSE_MS} ms`, { err });
+        // The retry looks at the outbox again (the failure may have been its fan-out).
+        this.#outboxPending = true;
+        this.#pausedUntil = Date.now() + FAILURE_PAUSE_MS;
+        this.#again = true;
+      })
       .finally(() => {
         this.#running = undefined;
         if (this.#again) {

@@ -52,7 +52,7 @@ export class WebhookSender {
   readonly #agents: { http: http.Agent; https: https.Agent };
   readonly #lookup: LookupFunction;
 
-  constructor(private readonly options: { timeoutMs: number; guard: AddressGuard; socketsPerEndpoint: number }) {
+  constructor(private readonly options: { timeoutMs: number; guard: AddressGuard; socketsPerEndpoint: number; onResult?: ((result: SendResult) => void) | undefined }) {
     const agentOptions = { keepAlive: true, maxSockets: options.socketsPerEndpoint, maxFreeSockets: options.socketsPerEndpoint, timeout: options.timeoutMs };
     this.#agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     this.#lookup = (hostname, lookupOptions, callback) => {
@@ -67,6 +67,13 @@ export class WebhookSender {
   }
 
   send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const sent = this.#send(url, headers, body);
+    const { onResult } = this.options;
+    if (onResult) void sent.then(onResult);
+    return sent;
+  }
+
+  #send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const target = new URL(url);

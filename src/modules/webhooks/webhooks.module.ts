@@ -12,7 +12,7 @@ import { WebhookRepository } from './webhook.repository.js';
 import { webhookOpenApi } from './webhook.openapi.js';
 import { webhookRoutes } from './webhook.routes.js';
 import { webhookSecretBox } from './webhook.secrets.js';
-import { WebhookSender } from './webhook.sender.js';
+import { WebhookSender, type SendResult } from './webhook.sender.js';
 import { WebhookService } from './webhook.service.js';
 import type { WebhookSettings } from './webhook.settings.js';
 
@@ -35,6 +35,8 @@ export interface WebhooksOptions {
   /** Subscribes to commits of outbox rows (the database's commit signal). */
   afterOutboxCommit: (listener: () => void) => () => void;
   log: (message: string, details: Record<string, unknown>) => void;
+  /** Told of every attempt's result (the metrics). */
+  onAttempt?: (result: SendResult) => void;
 }
 
 export type WebhooksModule = FeatureModule<{ webhooks: WebhookService; dispatcher: WebhookDispatcher; openapi: () => Record<string, unknown> }>;
@@ -47,7 +49,7 @@ const OUTBOX_GRACE_MS = HOUR_MS;
 export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const { db, settings } = options;
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
-  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency });
+  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt });
   const secrets = webhookSecretBox(options.appSecret);
   const webhookRepository = new WebhookRepository(db);
   const deliveries = new DeliveryRepository(db);

@@ -1,0 +1,68 @@
+import { Registry } from 'prom-client';
+import type { Database } from '../../db/database.js';
+import type { FeatureModule } from '../../kernel/module.js';
+import { BacklogRepository } from './backlog.repository.js';
+import { backlogMetrics } from './backlog.metrics.js';
+import { databaseMetrics } from './database.metrics.js';
+import { httpMetrics, type ResponseHook } from './http.metrics.js';
+import { processMetrics } from './process.metrics.js';
+import { limitMetrics, type LimitCounts } from './limit.metrics.js';
+import { workMetrics, type AttemptResult, type JobRunObserver } from './work.metrics.js';
+
+export { serveMetrics, startMetricsServer, type MetricsServer } from './metrics.server.js';
+export type { AttemptResult, JobRunObserver } from './work.metrics.js';
+
+export interface MetricsOptions {
+  database: Database;
+  /** The limits module's live counters (Redis fallbacks, fail-closed refusals), read when scraped. */
+  limitCounts?: Readonly<LimitCounts>;
+}
+
+export interface MetricsProvides {
+  /** This app's registry (never prom-client's global one: tests build many apps in one process). */
+  registry: Registry;
+  /** Every metric in the Prometheus text format, as `/metrics` answers. */
+  text(): Promise<string>;
+  contentType: string;
+  /** Fastify `onResponse` hook counting every answer (app.ts registers it on the root). */
+  onResponse: ResponseHook;
+  /** For the job runner (src/jobs.ts startJobs). */
+  jobs: JobRunObserver;
+  /** For the webhook sender, after each attempt. */
+  webhookAttempted(result: AttemptResult): void;
+  /** Stops the event-loop monitor and the pool's wait timing. */
+  close(): void;
+}
+
+export type MetricsModule = FeatureModule<MetricsProvides>;
+
+/**
+ * Prometheus metrics (docs/metrics.md): requests, the database pool, the outbox and webhook
+ * backlog, webhook attempts, jobs, rate-limit refusals, the event loop and memory. Served
+ * by startMetricsServer on a port of its own, never by the public app.
+ */
+export function createMetricsModule(options: MetricsOptions): MetricsModule {
+  const registry = new Registry();
+  const onResponse = httpMetrics(registry);
+  const work = workMetrics(registry);
+  const stopPool = databaseMetrics(registry, options.database);
+  if (options.limitCounts) limitMetrics(registry, options.limitCounts);
+  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect));
+  const stopProcess = processMetrics(registry);
+  return {
+    name: 'metrics',
+    jobs: [],
+    provides: {
+      registry,
+      text: () => registry.metrics(),
+      contentType: registry.contentType,
+      onResponse,
+      jobs: work.jobs,
+      webhookAttempted: work.webhookAttempted,
+      close() {
+        stopPool();
+        stopProcess();
+      },
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestStorage, type TestStorage } from '../helpers/database.js';
+import { bearer } from '../helpers/http.js';
+import { HeldKeys } from '../../src/modules/idempotency/idempotency.leases.js';
+
+/**
+ * Issue 20: a running Idempotency-Key is locked by a short lease (IDEMPOTENCY_LEASE_MS), renewed
+ * by its instance while the request runs, released when the instance closes; a dead instance's
+ * keys come free within one lease, not REQUEST_TIMEOUT_MS (60 s).
+ */
+const LEASE_MS = 1500;
+
+let storage: TestStorage;
+let t: TestApp;
+let staff: Record<string, string>;
+let seq = 0;
+beforeAll(async () => {
+  storage = await createTestStorage();
+  t = await createTestApp({ storage, config: { idempotencyLeaseMs: LEASE_MS } });
+  staff = bearer(await t.key(['admin']));
+});
+afterAll(async () => {
+  await t.close();
+  await storage.dispose();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function cheese(stockQuantityKg = 20) {
+  return (await t.http.post('/v2/cheeses', { headers: staff, json: { name: `Leased cheese ${++seq}`, pricePerKg: 20, stockQuantityKg } })).body as { id: number };
+}
+const order = (cheeseId: number) => ({ items: [{ cheeseId, quantity_kg: 1 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Lyon', country: 'FR' } } });
+const customer = async () => bearer(await t.key(['read:orders', 'write:orders'], 'customer'));
+const post = (app: TestApp, headers: Record<string, string>, key: string, json: unknown) => app.http.post('/v2/orders', { headers: { ...headers, 'idempotency-key': key }, json });
+const record = (app: TestApp, key: string) => app.database.db.selectFrom('idempotency_keys').select(['id', 'state', 'created_resource']).where('idempotency_key', '=', key).executeTakeFirst();
+
+/** A record claimed as a request would claim it, outside HTTP (its fingerprint matches no request). */
+async function claim(app: TestApp, key: string, leaseMs = LEASE_MS): Promise<number> {
+  const now = new Date();
+  const id = await app.app.modules.idempotency.provides.keys.claim({ scope: 'test:leases', key, fingerprint: 'f', credential: 'anonymous', accountId: null, leaseMs, now: now.toISOString(), expiresAt: new Date(now.getTime() + 3_600_000).toISOString() });
+  if (id === undefined) throw new Error(`key ${key} already claimed`);
+  return id;
+}
+const leaseOver = async (app: TestApp, key: string) => (await app.app.modules.idempotency.provides.keys.find('test:leases', key))!.leaseOver;
+
+describe('Idempotency-Key leases (issue 20)', () => {
+  it("a key whose instance died mid-request is free for the retry within the lease, not REQUEST_TIMEOUT_MS", async () => {
+    const c = await cheese();
+    const me = await customer();
+    // What an instance that died before its transaction committed leaves: the key claimed as
+    // the app claims it (its lease the app's), running, nothing created. The request's
+    // fingerprint is taken from a finished twin under another key.
+    expect((await post(t, me, 'twin', order(c.id))).status).toBe(201);
+    const twin = await t.database.db.selectFrom('idempotency_keys').select(['scope', 'fingerprint', 'credential', 'account_id']).where('idempotency_key', '=', 'twin').executeTakeFirstOrThrow();
+    const now = new Date();
+    const claimed = await t.app.modules.idempotency.provides.keys.claim({ scope: twin.scope, key: 'died-mid-request', fingerprint: twin.fingerprint, credential: twin.credential!, accountId: twin.account_id, leaseMs: LEASE_MS, now: now.toISOString(), expiresAt: new Date(now.getTime() + 3_600_000).toISOString() });
+    expect(claimed).toBeDefined();
+    const diedAt = Date.now();
+    const early = await post(t, me, 'died-mid-request', order(c.id));
+    expect([early.status, early.headers.get('retry-after')]).toEqual([409, '1']);
+    // The client retries as told (every second here, faster to measure): the key comes free within the lease.
+    let retry = early;
+    while (retry.status === 409 && Date.now() - diedAt < LEASE_MS + 5000) {
+      await sleep(100);
+      retry = await post(t, me, 'died-mid-request', order(c.id));
+    }
+    const freeAfter = Date.now() - diedAt;
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(freeAfter).toBeGreaterThanOrEqual(LEASE_MS - 200);
+    expect(freeAfter).toBeLessThan(LEASE_MS + 5000);
+    // The retry's answer is now the recorded one.
+    const replay = await post(t, me, 'died-mid-request', order(c.id));
+    expect([replay.status, replay.headers.get('idempotent-replayed'), replay.body.id]).toEqual([201, 'true', retry.body.id]);
+    console.error(`idempotency lease: a dead instance's key was free for its retry after ${freeAfter} ms (lease ${LEASE_MS} ms)`);
+  });
+
+  it('a key taken over after the lease still answers with what the first request committed, never creating it twice', async () => {
+    const c = await cheese();
+    const me = await customer();
+    const first = await post(t, me, 'died-after-commit', order(c.id));
+    await t.database.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'running', status_code: null, response_headers: null, response_body: null, locked_until: new Date(Date.now() - 1000).toISOString() })
+      .where('idempotency_key', '=', 'died-after-commit')
+      .execute();
+    const retry = await post(t, me, 'died-after-commit', order(c.id));
+    expect([retry.status, retry.headers.get('idempotent-replayed'), retry.body.id]).toEqual([201, 'true', first.body.id]);
+    expect((await t.http.get('/v2/orders', { headers: me })).body.items).toHaveLength(1);
+  });
+
+  it('the instance renews the keys it holds in one statement: a long request keeps its key past the base lease; dropped, it lapses', async () => {
+    const keys = t.app.modules.idempotency.provides.keys;
+    const leases = new HeldKeys(keys, 600);
+    const held = await claim(t, 'renewed', 600);
+    await claim(t, 'not-renewed', 600);
+    leases.hold(held);
+    try {
+      await sleep(2000); // more than three leases
+      expect(await leaseOver(t, 'renewed')).toBe(false);
+      expect(await leaseOver(t, 'not-renewed')).toBe(true);
+      leases.drop(held);
+      await sleep(1200);
+      expect(await leaseOver(t, 'renewed')).toBe(true);
+    } finally {
+      await leases.close();
+    }
+  });
+
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))('PostgreSQL: a request held up by a row lock keeps its key for as long as it runs, then answers once', async () => {
+    const c = await cheese();
+    const me = await customer();
+    let unlock!: () => void;
+    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    // Another transaction holds the cheese's row: the order's transaction waits for it.
+    const holder = t.database.db.transaction().execute(async (trx) => {
+      await sql`select id from cheeses where id = ${c.id} for update`.execute(trx);
+      locked();
+      await unlocked;
+    });
+    await isLocked;
+    const slow = post(t, me, 'slow-request', order(c.id));
+    await sleep(LEASE_MS * 2 + 500);
+    // Two leases later the first request still runs: its key is still held, not taken over.
+    const retry = await post(t, me, 'slow-request', order(c.id));
+    expect(retry.status).toBe(409);
+    unlock();
+    await holder;
+    const first = await slow;
+    expect(first.status).toBe(201);
+    const replay = await post(t, me, 'slow-request', order(c.id));
+    expect([replay.status, replay.headers.get('idempotent-replayed'), replay.body.id]).toEqual([201, 'true', first.body.id]);
+    expect((await t.http.get('/v2/orders', { headers: me })).body.items).toHaveLength(1);
+  });
+
+  it("closing an instance releases the keys its unfinished requests hold, keeping those whose creation committed", async () => {
+    const other = await createTestApp({ storage, config: { idempotencyLeaseMs: 60_000 } });
+    const { leases, keys } = other.app.modules.idempotency.provides;
+    const unfinished = await claim(other, 'cut-off', 60_000);
+    const committed = await claim(other, 'cut-off-after-commit', 60_000);
+    await other.database.db.transaction().execute((trx) => keys.markCreated(trx, committed, '/v2/orders/1'));
+    leases.hold(unfinished);
+    leases.hold(committed);
+    await other.close();
+    expect(await record(t, 'cut-off')).toBeUndefined();
+    expect(await record(t, 'cut-off-after-commit')).toMatchObject({ state: 'running', created_resource: '/v2/orders/1' });
+  });
+});

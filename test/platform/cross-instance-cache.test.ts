@@ -1,0 +1,221 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { broadcastChannel } from '../../src/db/change-broadcast.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestStorage, DIALECT, POSTGRES_URL, processEnvFor, type TestStorage } from '../helpers/database.js';
+import { FormBrowser, signUpCustomer } from '../helpers/dashboard.js';
+import { apiKey, bearer } from '../helpers/http.js';
+
+/**
+ * Issue 20: two instances on one database. A catalogue write or a revocation on one is seen
+ * by the other within a second, although both caches are set to trust what they hold for a
+ * minute: only the change broadcast (src/db/change-broadcast.ts) can explain it. PostgreSQL
+ * carries it by LISTEN/NOTIFY; on SQLite (one instance) it joins the apps of this process.
+ */
+const MINUTE = 60_000;
+const DEADLINE_MS = 3_000;
+let storage: TestStorage;
+let a: TestApp;
+let b: TestApp;
+let admin: Record<string, string>;
+const measured: Record<string, number> = {};
+
+beforeAll(async () => {
+  storage = await createTestStorage();
+  const config = { readCacheTtlMs: MINUTE, authCacheTtlMs: MINUTE };
+  a = await createTestApp({ storage, config });
+  b = await createTestApp({ storage, config });
+  admin = bearer(await a.key(['admin']));
+}, 60_000);
+afterAll(async () => {
+  console.error(`cross-instance visibility on ${DIALECT} (ms):`, measured);
+  await a?.close();
+  await b?.close();
+  await storage?.dispose();
+});
+
+/** Milliseconds until `check` holds, polling every 20 ms; fails after the deadline. */
+async function within(what: string, check: () => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > DEADLINE_MS) throw new Error(`${what}: not seen within ${DEADLINE_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  measured[what] = Math.round(performance.now() - started);
+  return measured[what];
+}
+
+let seq = 0;
+async function newCheese(): Promise<{ id: number; name: string }> {
+  const res = await a.http.post('/v2/cheeses', { headers: admin, json: { name: `Shared ${DIALECT} cheese ${++seq}`, pricePerKg: 20, stockQuantityKg: 500, status: 'available' } });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+/** Reads it on B until B serves it from its read cache (two identical answers, the second a hit). */
+async function cachedOnB(path: string, headers: Record<string, string>) {
+  const first = await b.http.get(path, { headers });
+  const second = await b.http.get(path, { headers });
+  expect(second.status).toBe(200);
+  expect(second.text).toBe(first.text);
+  return second;
+}
+
+describe('the read cache across instances', () => {
+  it('shows a catalogue write on A at B within a second, with the same bytes and ETag, and a 304 on B for A\'s ETag', async () => {
+    const cheese = await newCheese();
+    const path = `/v2/cheeses/${cheese.id}`;
+    await cachedOnB(path, admin);
+    const renamed = `${cheese.name} (renamed)`;
+    expect((await a.http.post(`${path}?name=${encodeURIComponent(renamed)}`, { headers: admin })).status).toBe(200);
+    const ms = await within('catalogue write', async () => (await b.http.get(path, { headers: admin })).body.name === renamed);
+    expect(ms).toBeLessThan(DEADLINE_MS);
+
+    const onA = await a.http.get(path, { headers: admin });
+    const onB = await b.http.get(path, { headers: admin });
+    expect(onB.text).toBe(onA.text);
+    expect(onB.headers.get('etag')).toBe(onA.headers.get('etag'));
+    const conditional = await b.http.get(path, { headers: { ...admin, 'if-none-match': onA.headers.get('etag')! } });
+    expect(conditional.status).toBe(304);
+    // And a list page, cached or not, is the same on both.
+    const listA = await a.http.get('/v2/cheeses?limit=5', { headers: admin });
+    const listB = await b.http.get('/v2/cheeses?limit=5', { headers: admin });
+    expect(listB.headers.get('etag')).toBe(listA.headers.get('etag'));
+    expect((await a.http.get('/v2/cheeses?limit=5', { headers: { ...admin, 'if-none-match': listB.headers.get('etag')! } })).status).toBe(304);
+  });
+
+  it('shows stock taken by an order on A at B within a second', async () => {
+    const cheese = await newCheese();
+    const path = `/v2/cheeses/${cheese.id}`;
+    expect((await cachedOnB(path, admin)).body.stockQuantityKg).toBe(500);
+    const customer = bearer(await a.key(['read:orders', 'write:orders'], 'customer'));
+    const order = await a.http.post('/v2/orders', { headers: customer, json: { items: [{ cheeseId: cheese.id, quantity_kg: 2 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Poligny', country: 'FR' } } } });
+    expect(order.status).toBe(201);
+    await within('order stock', async () => (await b.http.get(path, { headers: admin })).body.stockQuantityKg === 498);
+  });
+});
+
+describe('credential caches across instances', () => {
+  it('refuses on B, within a second, an API key revoked on A', async () => {
+    const key = await a.key(['read:cheeses', 'write:orders'], 'customer');
+    expect((await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status).toBe(200);
+    const [own] = (await a.http.get('/v2/api-keys', { headers: apiKey(key) })).body.items;
+    expect((await a.http.delete(`/v2/api-keys/${own.id}`, { headers: apiKey(key) })).status).toBe(204);
+    await within('api key revoked', async () => (await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status === 401);
+  });
+
+  it('refuses on B, within a second, a login token logged out on A', async () => {
+    const customer = await signUpCustomer(a);
+    const login = await a.http.post('/v2/customer/login', { json: { username: customer.username, password: customer.password } });
+    expect(login.status).toBe(200);
+    const token = bearer(login.body.token);
+    expect((await b.http.get('/v2/cheeses?limit=1', { headers: token })).status).toBe(200);
+    expect((await a.http.get('/v2/customer/logout', { headers: token })).status).toBeLessThan(300);
+    await within('login token logged out', async () => (await b.http.get('/v2/cheeses?limit=1', { headers: token })).status === 401);
+  });
+
+  it('refuses on B, within a second, a dashboard session signed out on A', async () => {
+    const customer = await signUpCustomer(a);
+    const onA = new FormBrowser(a.http.baseUrl);
+    expect((await onA.signIn(customer.username, customer.password)).status).toBe(303);
+    const onB = new FormBrowser(b.http.baseUrl);
+    for (const [name, value] of onA.cookies) onB.cookies.set(name, value);
+    expect((await onB.get('/dashboard')).status).toBe(200);
+    await onA.get('/dashboard');
+    expect((await onA.post('/dashboard/logout')).status).toBe(303);
+    await within('dashboard session signed out', async () => (await onB.get('/dashboard')).status === 303);
+  });
+
+  it('refuses on B, within a second, an OAuth access token revoked on A', async () => {
+    const registered = await a.http.post('/v2/oauth-clients', { headers: admin, json: { name: 'Cross-instance app', redirectUris: ['http://127.0.0.1:9/cb'], type: 'confidential', grants: ['client_credentials'], scopes: ['read:cheeses'] } });
+    expect(registered.status).toBe(201);
+    const basic = { authorization: `Basic ${Buffer.from(`${registered.body.clientId}:${registered.body.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' };
+    const issued = await a.http.post('/oauth/token', { headers: basic, body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'read:cheeses' }).toString() });
+    expect(issued.status).toBe(200);
+    const token = bearer(issued.body.access_token);
+    expect((await b.http.get('/v2/cheeses?limit=1', { headers: token })).status).toBe(200);
+    expect((await a.http.post('/oauth/revoke', { headers: basic, body: new URLSearchParams({ token: issued.body.access_token }).toString() })).status).toBe(200);
+    await within('oauth token revoked', async () => (await b.http.get('/v2/cheeses?limit=1', { headers: token })).status === 401);
+  });
+});
+
+describe.skipIf(DIALECT !== 'postgres')('the LISTEN connection (PostgreSQL)', () => {
+  const schema = () => a.config.databaseSchema ?? 'public';
+  const listeners = async (client: pg.Client) =>
+    (await client.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'fromagerie-change-broadcast' and query like $1", [`LISTEN "${broadcastChannel('credentials', schema())}"%`])).rows.map((row) => row.pid);
+
+  it('flushes after a reconnect what may have been missed, and hears invalidations again', async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, query_timeout: 5000 });
+    await client.connect();
+    try {
+      const cheese = await newCheese();
+      const path = `/v2/cheeses/${cheese.id}`;
+      await cachedOnB(path, admin);
+      // Changed behind every instance's back: no NOTIFY, so only a flush can show it.
+      await a.database.db.updateTable('cheeses').set({ name: 'Changed while nobody listened' }).where('id', '=', cheese.id).execute();
+      expect((await b.http.get(path, { headers: admin })).body.name).toBe(cheese.name);
+      const before = await listeners(client);
+      expect(before).toHaveLength(2);
+      await client.query('select pg_terminate_backend(pid) from unnest($1::int[]) as pid', [before]);
+      await within('flush after listener reconnect', async () => (await b.http.get(path, { headers: admin })).body.name === 'Changed while nobody listened');
+      const after = await listeners(client);
+      expect(after).toHaveLength(2);
+      expect(after.some((pid) => before.includes(pid))).toBe(false);
+
+      const key = await a.key(['read:cheeses', 'write:orders'], 'customer');
+      expect((await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status).toBe(200);
+      const [own] = (await a.http.get('/v2/api-keys', { headers: apiKey(key) })).body.items;
+      expect((await a.http.delete(`/v2/api-keys/${own.id}`, { headers: apiKey(key) })).status).toBe(204);
+      await within('api key revoked after reconnect', async () => (await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status === 401);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses on both instances, within a second, a key the operator revoked with the CLI', async () => {
+    const key = await a.key(['read:cheeses', 'write:orders'], 'customer');
+    expect((await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status).toBe(200);
+    expect((await a.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status).toBe(200);
+    const [own] = (await a.http.get('/v2/api-keys', { headers: apiKey(key) })).body.items;
+    const owner = await a.database.db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select('accounts.username').where('api_keys.id', '=', own.id).executeTakeFirstOrThrow();
+    await promisify(execFile)(process.execPath, ['bin/fromagerie.js', 'api-keys', 'revoke', '--user', owner.username, '--id', String(own.id)], { env: processEnvFor(storage) });
+    const revokedAt = performance.now();
+    await within('cli revocation', async () => (await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status === 401);
+    expect((await a.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status).toBe(401);
+    expect(performance.now() - revokedAt).toBeLessThan(DEADLINE_MS);
+  }, 60_000);
+
+  it('sends far fewer catalogue NOTIFYs than orders: 100 orders, a handful of notifications', async () => {
+    const cheese = await newCheese();
+    const customer = bearer(await a.key(['read:orders', 'write:orders'], 'customer'));
+    const client = new pg.Client({ connectionString: POSTGRES_URL, query_timeout: 5000 });
+    await client.connect();
+    let notifications = 0;
+    client.on('notification', () => notifications++);
+    await client.query(`LISTEN "${broadcastChannel('catalogue', schema())}"`);
+    try {
+      const started = performance.now();
+      for (let batch = 0; batch < 10; batch++) {
+        const statuses = await Promise.all(
+          Array.from({ length: 10 }, () =>
+            a.http.post('/v2/orders', { headers: customer, json: { items: [{ cheeseId: cheese.id, quantity_kg: 1 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Poligny', country: 'FR' } } } }).then((res) => res.status),
+          ),
+        );
+        expect(statuses).toEqual(Array(10).fill(201));
+      }
+      const elapsed = performance.now() - started;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      measured['notifies for 100 orders'] = notifications;
+      measured['100 orders took'] = Math.round(elapsed);
+      expect(notifications).toBeGreaterThanOrEqual(1);
+      // At most one per 200 ms window, plus the window still open at the end.
+      expect(notifications).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 1);
+      expect(notifications).toBeLessThan(50);
+      expect((await b.http.get(`/v2/cheeses/${cheese.id}`, { headers: admin })).body.stockQuantityKg).toBe(400);
+    } finally {
+      await client.end();
+    }
+  });
+});
