@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { postgresDriver } from './postgres-driver.js';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import type { DB } from './schema.js';
@@ -180,7 +181,7 @@ class PostgresBroadcast implements ChangeBroadcast {
 
   #connect(): void {
     if (this.#closed) return;
-    const client = new pg.Client({
+    const client = new (postgresDriver().Client)({
       connectionString: this.options.url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       query_timeout: QUERY_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
+import { postgresDriver } from './postgres-driver.js';
 import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult, type TransactionSettings } from 'kysely';
 
 /**
@@ -97,7 +98,7 @@ export class PostgresCommitSignal {
 
   #connect(): void {
     if (this.#closed || this.#client) return;
-    const client = new pg.Client({ connectionString: this.options.url, connectionTimeoutMillis: 5000, keepAlive: true });
+    const client = new (postgresDriver().Client)({ connectionString: this.options.url, connectionTimeoutMillis: 5000, keepAlive: true });
     this.#client = client;
     client.on('notification', (message) => {
       // Our own announcement: this instance's listeners were woken at its commit.

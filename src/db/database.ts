@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
+import type pg from 'pg';
+import { postgresDriver } from './postgres-driver.js';
 import { Kysely, sql } from 'kysely';
 import type { DB } from './schema.js';
 import { GroupCommitSqliteDialect } from './sqlite-driver.js';
@@ -83,7 +84,8 @@ const QUERY_TIMEOUT_MS = 60_000;
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const parsed = new URL(url);
-  const pool = new pg.Pool({
+  const driver = postgresDriver();
+  const pool = new driver.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
     // A stopped or unreachable server must not hang a request forever (decisions.md, "Timeouts").
@@ -93,7 +95,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     // ids and counts are int8; every value we store fits in a JS number.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === INT8_OID ? (value: string) => Number(value) : driver.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
     options: [`-c statement_timeout=${QUERY_TIMEOUT_MS}`, `-c idle_in_transaction_session_timeout=${QUERY_TIMEOUT_MS}`, ...(options.databaseSchema ? [`-c search_path=${options.databaseSchema}`] : [])].join(' '),
   });

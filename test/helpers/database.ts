@@ -48,6 +48,8 @@ export function processEnvFor(storage: Pick<TestStorage, 'dataDir' | 'databaseUr
     ...process.env,
     DATA_DIR: storage.dataDir,
     LOG_LEVEL: 'warn',
+    // Test servers run side by side: none takes the fixed metrics port (a test that wants it sets one).
+    METRICS_PORT: '0',
     ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, DATABASE_SCHEMA: storage.databaseSchema } : {}),
   };
   delete env.ADMIN_PASSWORD;

@@ -101,6 +101,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
           return record && { id: record.id, name: record.name };
         },
         idsOf: (executor, idsOrSlugs) => reader.idsOf(executor, idsOrSlugs),
+        pricesOf: (executor, idsOrSlugs) => reader.pricesOf(executor, idsOrSlugs),
         orderable: (executor, minGrams, limit) => cheeseRepository.orderableIds(executor, minGrams, limit),
         profiles: (executor) => cheeseRepository.profiles(executor),
       },

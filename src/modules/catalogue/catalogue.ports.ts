@@ -17,6 +17,8 @@ export interface CheeseDirectory {
   find(executor: Kysely<DB>, idOrSlug: string | number): Promise<{ id: number; name: string } | undefined>;
   /** The ids of several cheeses given by id or slug, in order; undefined where there is no such cheese. */
   idsOf(executor: Kysely<DB>, idsOrSlugs: readonly (string | number)[]): Promise<(number | undefined)[]>;
+  /** Ids and prices (cents per kg; null when unpriced) of cheeses by id or slug, in order, read without locks: a quote, which the locked read confirms. */
+  pricesOf(executor: Kysely<DB>, idsOrSlugs: readonly (string | number)[]): Promise<({ id: number; priceCents: number | null } | undefined)[]>;
   /** Every cheese's tasting facts, for recommendations (the whole catalogue: a few hundred rows). */
   profiles(executor: Kysely<DB>): Promise<CheeseProfile[]>;
   /** Ids of cheeses that can be ordered now (available, priced, at least `minGrams` in stock), by id. */

@@ -72,11 +72,19 @@ export class CheeseReadService {
 
   /** The ids of several cheeses given by id or slug, in order; undefined where there is no such cheese. */
   async idsOf(executor: Kysely<DB>, idsOrSlugs: readonly (string | number)[]): Promise<(number | undefined)[]> {
+    return (await this.pricesOf(executor, idsOrSlugs)).map((found) => found?.id);
+  }
+
+  /** Several cheeses' ids and prices (cents per kg, null when unpriced), in order; undefined where there is no such cheese. Read without locks. */
+  async pricesOf(executor: Kysely<DB>, idsOrSlugs: readonly (string | number)[]): Promise<({ id: number; priceCents: number | null } | undefined)[]> {
     const refs = idsOrSlugs.map(parseCheeseRef);
     const rows = await this.options.cheeses.idsBy(executor, refs.flatMap((ref) => ('id' in ref ? [ref.id] : [])), refs.flatMap((ref) => ('slug' in ref ? [ref.slug] : [])));
-    const byId = new Set(rows.map((row) => Number(row.id)));
-    const bySlug = new Map(rows.map((row) => [row.slug, Number(row.id)]));
-    return refs.map((ref) => ('id' in ref ? (byId.has(ref.id) ? ref.id : undefined) : bySlug.get(ref.slug)));
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    const bySlug = new Map(rows.map((row) => [row.slug, row]));
+    return refs.map((ref) => {
+      const row = 'id' in ref ? byId.get(ref.id) : bySlug.get(ref.slug);
+      return row && { id: Number(row.id), priceCents: row.price_cents };
+    });
   }
 
   /** The record, or CheeseNotFoundError. */

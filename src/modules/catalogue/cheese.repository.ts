@@ -65,7 +65,7 @@ export type CheeseRecord = Awaited<ReturnType<ReturnType<typeof selectCheeses>['
 const selectIdsBy = prepared((db, { ids, slugs }: { ids: number[]; slugs: string[] }) =>
   db
     .selectFrom('cheeses')
-    .select(['id', 'slug'])
+    .select(['id', 'slug', 'price_cents'])
     .where((eb) => eb.or([...(ids.length > 0 ? [eb('id', 'in', ids)] : []), ...(slugs.length > 0 ? [eb('slug', 'in', slugs)] : [])])),
 );
 
@@ -296,7 +296,7 @@ export class CheeseRepository {
   }
 
   /** Id and slug of the cheeses with one of these ids or slugs. */
-  async idsBy(executor: Kysely<DB>, ids: readonly number[], slugs: readonly string[]): Promise<{ id: number; slug: string }[]> {
+  async idsBy(executor: Kysely<DB>, ids: readonly number[], slugs: readonly string[]): Promise<{ id: number; slug: string; price_cents: number | null }[]> {
     if (ids.length === 0 && slugs.length === 0) return [];
     return selectIdsBy(executor, { ids: [...ids], slugs: [...slugs] });
   }

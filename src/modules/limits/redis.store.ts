@@ -1,4 +1,8 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+
+/** ioredis loads when Redis is configured, not at start: an instance without REDIS_URL never pays for it. */
+const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis;
 import type { BucketSpec } from './bucket.rules.js';
 import type { BucketStore, Taken } from './bucket.store.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
@@ -47,7 +51,7 @@ export class RedisBucketStore implements BucketStore {
   readonly #redis: Redis & { takeAll: TakeAllCommand };
 
   constructor(url: string, private readonly prefix: string) {
-    const redis = new Redis(url, {
+    const redis = new (loadRedis())(url, {
       connectTimeout: 1000,
       commandTimeout: 250,
       maxRetriesPerRequest: 0,

@@ -85,7 +85,9 @@ export async function serveMetrics(metrics: MetricsSource, options: { port?: num
     options.log.info({ address: server.address.address, port: server.address.port }, 'metrics served at /metrics');
     return server;
   } catch (err) {
-    options.log.error({ err, host, port }, 'the metrics server could not listen: serving without /metrics');
+    // One line an operator can act on; a stack would say nothing more about a port in use.
+    const reason = (err as { code?: string }).code ?? (err as Error).message;
+    options.log.error({ host, port, reason }, `the metrics server could not listen on ${host}:${port} (${reason}): serving without /metrics; set METRICS_PORT to a free port, or 0`);
     return undefined;
   }
 }

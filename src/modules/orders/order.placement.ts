@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import { isCountryCode } from '../../kernel/countries.js';
@@ -28,6 +28,26 @@ export interface Placement {
   notes: string | null;
 }
 
+/** A payment authorised, outside any transaction, for the total the order was quoted at. */
+export interface Authorization {
+  reference: string;
+  totalCents: number;
+}
+
+/**
+ * The order's total under lock is not the one authorised (a price changed since the quote, or
+ * no quote could be made): the transaction rolls back, and `authorised` voids, authorises this
+ * total and places again. Never reaches a client.
+ */
+export class RepriceNeeded extends Error {
+  constructor(readonly totalCents: number) {
+    super(`the order must be authorised for ${totalCents} cents`);
+  }
+}
+
+/** Quote, authorise, place: a price that keeps changing under the order gives up after this many rounds (409). */
+const MAX_AUTHORIZATION_ROUNDS = 3;
+
 /** Who the order is for, and who placed it (a subscription's order is placed by the system). */
 export interface OrderOwner {
   accountId: number;
@@ -35,16 +55,54 @@ export interface OrderOwner {
 }
 
 /**
- * Placing an order inside the caller's transaction: the request checked, stock reserved,
- * payment authorised, the order, its items, its first status and `order.placed` written, or
- * an error and (the caller's transaction rolled back) nothing at all (decisions.md §5).
+ * Placing an order inside the caller's transaction: the request checked, stock reserved, the
+ * order, its items, its first status and `order.placed` written, or an error and (the caller's
+ * transaction rolled back) nothing at all (decisions.md §5). The payment is authorised before
+ * that transaction, never inside it (`authorised`): a provider's network call must not hold
+ * the stock rows' locks, and so every other order of those cheeses, for its duration.
  */
 export class OrderPlacement {
   constructor(
     private readonly options: { orders: OrderRepository; lifecycle: OrderLifecycle; stock: StockService; cheeses: CheeseDirectory; payments: PaymentGateway },
   ) {}
 
-  async placeIn(trx: Transaction<DB>, placement: Placement, owner: OrderOwner, ctx: ChangeContext): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
+  /**
+   * Runs `place` (a transaction that calls placeIn with the authorisation it is given) with the
+   * payment authorised first, outside any transaction, for the total quoted from prices read
+   * without locks. placeIn confirms the total under lock; when it differs (RepriceNeeded), or
+   * whenever `place` fails, the authorisation is voided (the transaction rolled back: it pays
+   * for nothing), and a new total is authorised and placed again.
+   */
+  async authorised<T>(executor: Kysely<DB>, placement: Placement, owner: OrderOwner, place: (authorization: Authorization | undefined) => Promise<T>): Promise<T> {
+    const { payments } = this.options;
+    const orderKey = `${owner.accountId}:${Date.now()}`;
+    let total = await this.#quote(executor, placement);
+    for (let round = 1; ; round++) {
+      const authorization = total === undefined ? undefined : { reference: (await payments.authorize({ orderKey, totalCents: total })).reference, totalCents: total };
+      try {
+        return await place(authorization);
+      } catch (error) {
+        // A void that fails leaves the authorisation to lapse at the provider; the order does not exist.
+        if (authorization) await payments.void(authorization.reference).catch(() => undefined);
+        if (!(error instanceof RepriceNeeded)) throw error;
+        if (round >= MAX_AUTHORIZATION_ROUNDS) throw new ConflictError('Prices changed while the order was being placed; nothing was reserved or charged. Try again.');
+        total = error.totalCents;
+      }
+    }
+  }
+
+  /** The total from prices read without locks; undefined when a line cannot be priced (placeIn then says why). */
+  async #quote(executor: Kysely<DB>, placement: Placement): Promise<number | undefined> {
+    const found = await this.options.cheeses.pricesOf(executor, placement.lines.map((line) => line.cheese));
+    const priced: { grams: number; priceCents: number }[] = [];
+    for (const [i, cheese] of found.entries()) {
+      if (cheese?.priceCents == null) return undefined;
+      priced.push({ grams: placement.lines[i]!.grams, priceCents: cheese.priceCents });
+    }
+    return orderTotals(priced, placement.method).totalCents;
+  }
+
+  async placeIn(trx: Transaction<DB>, placement: Placement, owner: OrderOwner, ctx: ChangeContext, authorization: Authorization | undefined): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
     const { orders, lifecycle, stock } = this.options;
     const problems: FieldError[] = [];
     if (!isCountryCode(placement.address.country.toUpperCase())) problems.push({ field: placement.countryField, message: 'is not an ISO 3166-1 alpha-2 country code' });
@@ -66,8 +124,8 @@ export class OrderPlacement {
 
     const priced = lines.map((line, i) => ({ ...line, ...reservation.snapshots[i]! }));
     const totals = orderTotals(priced, placement.method);
+    if (authorization?.totalCents !== totals.totalCents) throw new RepriceNeeded(totals.totalCents);
     const now = new Date();
-    const { reference } = await this.options.payments.authorize({ orderKey: `${owner.accountId}:${now.getTime()}`, totalCents: totals.totalCents });
     const placed = await orders.insertPlaced(
       trx,
       {
@@ -83,7 +141,7 @@ export class OrderPlacement {
         ship_zip: placement.address.zip,
         ship_country: placement.address.country.toUpperCase(),
         notes: placement.notes,
-        payment_reference: reference,
+        payment_reference: authorization.reference,
         next_step_at: lifecycle.dueAfter('placed', now),
         event_sequence: 1,
         created_at: now.toISOString(),

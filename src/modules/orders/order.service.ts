@@ -54,12 +54,15 @@ export class OrderService {
    */
   async place(placement: Placement, principal: Principal, ctx: ChangeContext): Promise<OrderView> {
     const { db, stock } = this.options;
-    const placed = await db.transaction().execute(async (trx) => {
-      const placed = await this.options.placement.placeIn(trx, placement, { accountId: principal.accountId, actor: actorOf(principal) }, ctx);
-      // With an Idempotency-Key: the order is noted with the key, in its own transaction.
-      await ctx.created?.(trx, Number(placed.order.id));
-      return placed;
-    });
+    const owner = { accountId: principal.accountId, actor: actorOf(principal) };
+    const placed = await this.options.placement.authorised(db, placement, owner, (authorization) =>
+      db.transaction().execute(async (trx) => {
+        const placed = await this.options.placement.placeIn(trx, placement, owner, ctx, authorization);
+        // With an Idempotency-Key: the order is noted with the key, in its own transaction.
+        await ctx.created?.(trx, Number(placed.order.id));
+        return placed;
+      }),
+    );
     stock.changed();
     return toOrderView(placed.order, placed.items);
   }

@@ -25,9 +25,14 @@ export class SubscriptionRepository {
     await executor.updateTable('subscriptions').set(changes).where('id', '=', id).execute();
   }
 
-  /** One active subscription whose month is due, locked and skipped by other workers (PostgreSQL). */
-  async claimDue(trx: Transaction<DB>, now: string): Promise<SubscriptionRecord | undefined> {
-    const query = trx.selectFrom('subscriptions').select(COLUMNS).where('status', '=', 'active').where('next_order_at', '<=', now).orderBy('next_order_at').limit(1);
+  /** The active subscription due first, read without a lock (claimDue confirms it). */
+  async nextDue(executor: Kysely<DB>, now: string): Promise<SubscriptionRecord | undefined> {
+    return executor.selectFrom('subscriptions').select(COLUMNS).where('status', '=', 'active').where('next_order_at', '<=', now).orderBy('next_order_at').limit(1).executeTakeFirst();
+  }
+
+  /** That subscription if it is still active and due, locked; skipped (undefined) while another worker holds it (PostgreSQL). */
+  async claimDue(trx: Transaction<DB>, now: string, id: number): Promise<SubscriptionRecord | undefined> {
+    const query = trx.selectFrom('subscriptions').select(COLUMNS).where('id', '=', id).where('status', '=', 'active').where('next_order_at', '<=', now);
     return (isPostgres(trx) ? query.forUpdate().skipLocked() : query).executeTakeFirst();
   }
 }

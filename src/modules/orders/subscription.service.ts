@@ -9,7 +9,7 @@ import type { StockService } from '../catalogue/catalogue.module.js';
 import type { CustomerService } from '../customers/customers.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import { addressFromFormB, gramsOf } from './order.input.js';
-import type { OrderPlacement } from './order.placement.js';
+import type { OrderPlacement, Placement } from './order.placement.js';
 import type { RecommendationService } from './recommendation.service.js';
 import type { SubscriptionRecord, SubscriptionRepository } from './subscription.repository.js';
 import { nextMonthlyRun } from './subscription.rules.js';
@@ -98,50 +98,54 @@ export class SubscriptionService {
     });
   }
 
-  /** The worker's part: every month that is due, one order each, placed once. Returns how many. */
+  /**
+   * The worker's part: every month that is due, one order each, placed once. Returns how many.
+   * Who is due and which cheese they get are read without locks, so the payment is authorised
+   * outside any transaction (OrderPlacement.authorised); the transaction then claims the
+   * subscription (locked, still due) and places the order with that authorisation.
+   */
   async placeDue(now: Date): Promise<number> {
     const { db, subscriptions } = this.options;
     let placed = 0;
     for (let i = 0; i < 100; i++) {
-      let claimed: SubscriptionRecord | undefined;
+      const due = await subscriptions.nextDue(db, now.toISOString());
+      if (!due) break;
       try {
-        const done = await db.transaction().execute(async (trx) => {
-          claimed = await subscriptions.claimDue(trx, now.toISOString());
-          if (!claimed) return false;
-          const orderId = await this.#placeMonth(trx, claimed);
-          await subscriptions.update(trx, Number(claimed.id), { next_order_at: nextMonthlyRun(now, claimed.day_of_month).toISOString(), last_order_id: orderId, last_problem: null, updated_at: new Date().toISOString() });
-          return true;
-        });
-        if (!done) break;
+        await this.#placeMonth(due, now);
         placed++;
       } catch (error) {
-        if (!(error instanceof AppError) || !claimed) throw error;
+        // Another instance's worker has it: it is placed there (and this authorisation was voided).
+        if (error instanceof ClaimedElsewhere) break;
+        if (!(error instanceof AppError)) throw error;
         // Nothing suitable in stock: nothing was placed (the transaction rolled back); try again tomorrow.
-        await subscriptions.update(db, Number(claimed.id), { next_order_at: new Date(now.getTime() + 86_400_000).toISOString(), last_problem: error.message.slice(0, 500), updated_at: new Date().toISOString() });
+        await subscriptions.update(db, Number(due.id), { next_order_at: new Date(now.getTime() + 86_400_000).toISOString(), last_problem: error.message.slice(0, 500), updated_at: new Date().toISOString() });
       }
     }
     if (placed > 0) this.options.stock.changed();
     return placed;
   }
 
-  async #placeMonth(trx: Parameters<OrderPlacement['placeIn']>[0], sub: SubscriptionRecord): Promise<number> {
-    const { recommendations, placement } = this.options;
-    const accountId = Number(sub.account_id);
-    const pick = await recommendations.bestFor(trx, accountId);
+  async #placeMonth(due: SubscriptionRecord, now: Date): Promise<void> {
+    const { db, recommendations, placement, subscriptions } = this.options;
+    const accountId = Number(due.account_id);
+    const pick = await recommendations.bestFor(db, accountId);
     if (!pick) throw new NotFoundError('No cheese in the catalogue suits this customer this month.');
-    const record = await placement.placeIn(
-      trx,
-      {
-        lines: [{ cheese: pick.cheese.id, grams: sub.grams, field: 'items.0', quantityField: 'quantity_kg' }],
-        address: { street: sub.ship_street, city: sub.ship_city, state: sub.ship_state, zip: sub.ship_zip, country: sub.ship_country },
-        countryField: 'shipping.address.country',
-        method: sub.shipping_method,
-        notes: `Cheese of the month: ${pick.cheese.name}`,
-      },
-      { accountId, actor: 'system' },
-      SYSTEM_CONTEXT,
+    const order: Placement = {
+      lines: [{ cheese: pick.cheese.id, grams: due.grams, field: 'items.0', quantityField: 'quantity_kg' }],
+      address: { street: due.ship_street, city: due.ship_city, state: due.ship_state, zip: due.ship_zip, country: due.ship_country },
+      countryField: 'shipping.address.country',
+      method: due.shipping_method,
+      notes: `Cheese of the month: ${pick.cheese.name}`,
+    };
+    const owner = { accountId, actor: 'system' as const };
+    await placement.authorised(db, order, owner, (authorization) =>
+      db.transaction().execute(async (trx) => {
+        const claimed = await subscriptions.claimDue(trx, now.toISOString(), Number(due.id));
+        if (!claimed) throw new ClaimedElsewhere();
+        const record = await placement.placeIn(trx, order, owner, SYSTEM_CONTEXT, authorization);
+        await subscriptions.update(trx, Number(claimed.id), { next_order_at: nextMonthlyRun(now, claimed.day_of_month).toISOString(), last_order_id: Number(record.order.id), last_problem: null, updated_at: new Date().toISOString() });
+      }),
     );
-    return Number(record.order.id);
   }
 
   #event(customer: { id: number; username: string }, action: 'started' | 'changed' | 'cancelled', view: SubscriptionView) {
@@ -154,3 +158,6 @@ export class SubscriptionService {
     };
   }
 }
+
+/** The subscription was claimed by another worker between the read and the claim. */
+class ClaimedElsewhere extends Error {}
