@@ -57,6 +57,14 @@ export const SETTINGS = {
       doc: 'PostgreSQL connections per instance (1 to 999). Instances × this must stay under the server\'s `max_connections` minus a margin (docs/scaling.md); more connections let more order commits share one WAL flush (docs/performance.md)',
     }),
   ),
+  preparedStatements: optional(
+    variable('DATABASE_PREPARED_STATEMENTS', {
+      schema: Type.Enum(['on', 'off']),
+      parse: (raw) => raw !== 'off',
+      default: 'on',
+      doc: 'PostgreSQL: each parameterised query is a named prepared statement per connection, parsed and planned once (order placement: half the database CPU). `off` behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21, or without `max_prepared_statements`)',
+    }),
+  ),
   env: CHEESE_ENV,
   adminUsername: variable('ADMIN_USERNAME', { ...text(Type.String({ pattern: '^[A-Za-z0-9_.-]{3,64}$' })), default: 'admin', doc: 'The first staff account, created at first start' }),
   adminPassword: variable('ADMIN_PASSWORD', {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { postgresDriver } from './postgres-driver.js';
+import { nameStatements } from './named-statements.js';
 import { Kysely, sql } from 'kysely';
 import type { DB } from './schema.js';
 import { GroupCommitSqliteDialect } from './sqlite-driver.js';
@@ -41,6 +42,8 @@ export interface DatabaseOptions {
   databaseSchema?: string | undefined;
   dataDir: string;
   poolSize?: number;
+  /** Named prepared statements on PostgreSQL (named-statements.ts); on unless false. */
+  preparedStatements?: boolean;
 }
 
 const INT8_OID = 20;
@@ -105,7 +108,10 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // of its own, or the event is an uncaught exception. The query in progress fails with the
   // same error (its request answers 503); the pool drops the broken client when it is released.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    if (options.preparedStatements !== false) nameStatements(client);
+  });
   // Every wait for a connection is timed (metrics), whether it got one or timed out.
   const acquired = new Set<(waitSeconds: number) => void>();
   const timedPool = {

@@ -8,7 +8,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ET
 // (cannot_connect_now), 57P05 idle session timeout, 57014 cancelled by statement_timeout.
 const POSTGRES_STATES = /^(08|53|57P0[1-35]$|57014$)/;
 // What pg says when the server goes away under a query or a checked-out client (no code).
-const MESSAGES = /timeout exceeded when trying to connect|Query read timeout|Connection terminated|connection is not open|Client has encountered a connection error|Client was closed and is not queryable/i;
+const MESSAGES = /cached plan must not change result type|timeout exceeded when trying to connect|Query read timeout|Connection terminated|connection is not open|Client has encountered a connection error|Client was closed and is not queryable/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   return unavailable(error, 0);
