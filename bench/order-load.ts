@@ -12,6 +12,18 @@ async function json(url: string, method: string, body: unknown, headers: Record<
   return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
 }
 
+/** wrk's Lua `request`: one order of a random cheese (0.1 to 1.05 kg) for a random customer's token, seeded. */
+export function ordersLuaRequest(cheeseIds: readonly number[], tokens: readonly string[]): string {
+  return `local cheeses = {${cheeseIds.join(',')}}
+local tokens = {${tokens.map((t) => JSON.stringify(t)).join(',')}}
+math.randomseed(42)
+request = function()
+  local body = '{"items":[{"cheeseId":' .. cheeses[math.random(#cheeses)] .. ',"quantity_kg":' .. (math.random(1, 20) * 0.05 + 0.05) .. '}],"shipping":{"method":"standard","address":{"line1":"1 Bench Road","city":"Lyon","country":"FR"}}}'
+  return wrk.format("POST", "/v2/orders", { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. tokens[math.random(#tokens)] }, body)
+end
+`;
+}
+
 /** Cheeses and customers made through the API (as in bench/orders.ts), and the script that orders them at random. */
 export async function orderFixtures(base: string, staffKey: string, dir: string): Promise<{ cheeseIds: number[]; script: string; probe(base: string): Promise<string | undefined> }> {
   const staff = { authorization: `Bearer ${staffKey}` };
@@ -33,14 +45,7 @@ export async function orderFixtures(base: string, staffKey: string, dir: string)
   const script = path.join(dir, 'orders.lua');
   fs.writeFileSync(
     script,
-    `local cheeses = {${cheeseIds.join(',')}}
-local tokens = {${tokens.map((t) => JSON.stringify(t)).join(',')}}
-math.randomseed(42)
-request = function()
-  local body = '{"items":[{"cheeseId":' .. cheeses[math.random(#cheeses)] .. ',"quantity_kg":' .. (math.random(1, 20) * 0.05 + 0.05) .. '}],"shipping":{"method":"standard","address":{"line1":"1 Bench Road","city":"Lyon","country":"FR"}}}'
-  return wrk.format("POST", "/v2/orders", { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. tokens[math.random(#tokens)] }, body)
-end
-local shown = 0
+    `${ordersLuaRequest(cheeseIds, tokens)}local shown = 0
 response = function(status, headers, body)
   if status >= 300 and shown < 3 then
     shown = shown + 1

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { cpuFigures, cpuSample, fmt } from './measure.js';
 import { benchSchema, cleanup, fail, freePort, pinning, runState, seedAndStaffKey, serviceEnv, startChild, waitForHealth } from './processes.js';
 import { runWrk, wrkAvailable } from './wrk.js';
+import { ordersLuaRequest } from './order-load.js';
 import { cpuBetween, cpuSeconds } from './cluster-services.js';
 import pg from 'pg';
 
@@ -75,14 +76,7 @@ async function main(): Promise<void> {
     const script = path.join(dataDir, 'orders.lua');
     fs.writeFileSync(
       script,
-      `local cheeses = {${cheeseIds.join(',')}}
-local tokens = {${tokens.map((t) => JSON.stringify(t)).join(',')}}
-math.randomseed(42)
-request = function()
-  local body = '{"items":[{"cheeseId":' .. cheeses[math.random(#cheeses)] .. ',"quantity_kg":' .. (math.random(1, 20) * 0.05 + 0.05) .. '}],"shipping":{"method":"standard","address":{"line1":"1 Bench Road","city":"Lyon","country":"FR"}}}'
-  return wrk.format("POST", "/v2/orders", { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. tokens[math.random(#tokens)] }, body)
-end
-`,
+      ordersLuaRequest(cheeseIds, tokens),
     );
     const connections = Number(args.connections);
     await runWrk(`${base}/v2/orders`, {}, 2, connections, script); // warm-up

@@ -1,5 +1,6 @@
 import type SQLite from 'better-sqlite3';
 import { MILKS, TEXTURES, foldCase, monthsToMask, normalizeText, slugify } from '../src/modules/catalogue/cheese.model.js';
+import { seededRandom } from '../test/helpers/seeded-random.js';
 
 /**
  * Synthetic catalogue rows for the deep-pagination benchmark, written straight into the
@@ -53,17 +54,6 @@ const NOTES = [
 ];
 const PAIRINGS = ['crusty bread', 'walnuts', 'dried figs', 'honey', 'pear', 'Riesling', 'Pinot Noir', 'cider', 'quince paste', 'oat crackers'];
 
-/** mulberry32: small deterministic PRNG, so every run builds the same catalogue. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gcd(a: number, b: number): number {
   while (b) [a, b] = [b, a % b];
@@ -92,7 +82,7 @@ export function insertSyntheticCheeses(db: SQLite.Database, count: number): Inse
   const space = base * lots;
   let step = 1_000_003; // a stride coprime with the name space visits every name once, scattered
   while (gcd(step, space) !== 1) step += 2;
-  const rand = random(20_260_101);
+  const rand = seededRandom(20_260_101);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
   const epoch = Date.parse('2024-01-01T00:00:00Z');
   const span = 2 * 365 * 86_400_000;

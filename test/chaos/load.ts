@@ -1,17 +1,7 @@
 import { Client, type Answer, type Exchange } from './client.js';
 import type { World } from './world.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
-/** A small seeded generator (mulberry32): one seed replays the same choices. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An order the load asked for, under one Idempotency-Key (also written into its notes). */
 export interface OrderIntent {
@@ -81,7 +71,7 @@ export class Load {
   }
 
   async #worker(w: number): Promise<void> {
-    const rng = random(this.seed * 1000 + w);
+    const rng = seededRandom(this.seed * 1000 + w);
     const customer = this.world.customers[w % this.world.customers.length]!;
     const mine: OrderIntent[] = [];
     let n = 0;
@@ -148,7 +138,7 @@ export class Load {
    */
   burst(directBase: string, count: number): void {
     const direct = new Client(directBase, this.record);
-    const rng = random(this.seed * 1000 + 999);
+    const rng = seededRandom(this.seed * 1000 + 999);
     const sent = Array.from({ length: count }, (_, i) => {
       const customer = this.world.customers[i % this.world.customers.length]!;
       const { intent, body } = this.#newOrder(rng, `burst-${i}`, customer);
