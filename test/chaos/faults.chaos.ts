@@ -71,7 +71,9 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
         await instance.start();
         await cluster.waitAllReady();
       }
-    });
+      // The longest scenario: at development's x100 its load used up the customers' buckets, and the
+      // final same-bytes check met a 429 (CI, seed 235423). Limits are not what this scenario tests.
+    }, { RATE_LIMIT_MULTIPLIER: '1000' });
   });
 
   it('PostgreSQL stopped (immediate) and restarted: no instance exits, all serve again', async () => {
