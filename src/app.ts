@@ -63,6 +63,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     schemaController: { compilersFactory: lazySerializers },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Fastify runs onClose hooks in reverse: the database, registered first, closes last.
+  if (ownsDatabase) app.addHook('onClose', () => database.close());
   const warn = (message: string, details: Record<string, unknown>) => app.log.warn(details, message);
   // Catalogue changes and credential revocations reach every instance's caches within a second (issue 20).
   const broadcast = openChangeBroadcast(database, { url: config.databaseUrl, log: warn });
@@ -74,7 +76,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Every answer counted, unrouted ones (404) included: a root hook, before any route exists.
   app.addHook('onResponse', modules.metrics.provides.onResponse);
   app.addHook('onClose', async () => modules.metrics.provides.close());
-  if (ownsDatabase) app.addHook('onClose', () => database.close());
+  // A stock change still inside its coalescing window is told before the broadcast closes.
+  app.addHook('onClose', () => modules.catalogue.provides.changes.close());
 
   // Every request's path through the service, in order: src/http/pipeline.ts.
   const readCache = new ResponseCache(config.readCacheTtlMs, config.readCacheMaxBytes);

@@ -17,7 +17,6 @@ async function main(): Promise<void> {
   // One database and one set of services serve the bootstrap and then the requests.
   const database = openDatabase(config);
   const app = await buildApp(config, { database });
-  app.addHook('onClose', () => database.close());
   if (config.role === 'worker') {
     // A worker serves its probes only: the API's routes answer 404 before any of their hooks run.
     const probes = new Set<string>(PROBE_PATHS);
@@ -48,8 +47,10 @@ async function main(): Promise<void> {
     // requests in flight finish, and its onClose hooks close the pools.
     await stopWork();
     await app.close();
+    // Only now: the app's onClose hooks (the broadcast, leases) still use the pool.
+    await database.close();
   });
-  // Registered after the database's own onClose hook, so it runs first (Fastify runs onClose in reverse).
+  // Fastify runs onClose hooks in reverse: this one runs before those buildApp registered.
   app.addHook('onClose', async () => {
     await stopWork();
     // Keys of requests that did not finish are freed now, not a lease later (issue 20).

@@ -157,6 +157,8 @@ class PostgresBroadcast implements ChangeBroadcast {
   }
 
   publish(topic: BroadcastTopic, given = ''): Promise<void> {
+    // After close the pool may be gone: other instances catch up within their cache TTL.
+    if (this.#closed) return Promise.resolve();
     const sending = this.#publish(topic, given);
     this.#sending.add(sending);
     return sending.finally(() => this.#sending.delete(sending));

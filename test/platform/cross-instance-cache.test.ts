@@ -95,6 +95,21 @@ describe('the read cache across instances', () => {
     expect(order.status).toBe(201);
     await within('order stock', async () => (await b.http.get(path, { headers: admin })).body.stockQuantityKg === 498);
   });
+
+  it('tells B of stock taken on an instance that closes inside its coalescing window, without a failed NOTIFY', async () => {
+    const cheese = await newCheese();
+    const path = `/v2/cheeses/${cheese.id}`;
+    expect((await cachedOnB(path, admin)).body.stockQuantityKg).toBe(500);
+    const logLines: string[] = [];
+    const closing = await createTestApp({ storage, config: { readCacheTtlMs: MINUTE, authCacheTtlMs: MINUTE }, logLines });
+    const customer = bearer(await closing.key(['read:orders', 'write:orders'], 'customer'));
+    const order = await closing.http.post('/v2/orders', { headers: customer, json: { items: [{ cheeseId: cheese.id, quantity_kg: 3 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Poligny', country: 'FR' } } } });
+    expect(order.status).toBe(201);
+    // Well inside STOCK_BROADCAST_WINDOW_MS (200 ms): the coalesced message is still waiting.
+    await closing.close();
+    await within('order stock told on close', async () => (await b.http.get(path, { headers: admin })).body.stockQuantityKg === 497);
+    expect(logLines.filter((line) => /NOTIFY failed|destroyed/.test(line))).toEqual([]);
+  });
 });
 
 describe('credential caches across instances', () => {

@@ -45,6 +45,14 @@ export class CatalogueChanges {
     this.#stockBroadcast.unref();
   }
 
+  /** Sends a stock change still waiting for its window now: the instance is closing, before its broadcast does. */
+  async close(): Promise<void> {
+    if (!this.#stockBroadcast) return;
+    clearTimeout(this.#stockBroadcast);
+    this.#stockBroadcast = undefined;
+    await this.broadcast.publish('catalogue');
+  }
+
   /**
    * Runs `work` in a transaction and signals a change once it has finished, committed or not (a
    * spare signal costs one cache refill); once committed, other instances are told before this
