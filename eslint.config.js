@@ -3,7 +3,8 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'coverage', 'dist', '.build-*', 'bin', '.dependency-cruiser.cjs'] },
+  // packages/*/dist: the SDK's build output (issue 21).
+  { ignores: ['node_modules', 'data', 'coverage', 'dist', 'packages/*/dist', '.build-*', 'bin', '.dependency-cruiser.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,7 +16,7 @@ export default tseslint.config(
     },
   },
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
-  { files: ['src/cli/**', 'src/server.ts', 'bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
+  { files: ['src/cli/**', 'src/server.ts', 'bench/**', 'scripts/**', 'examples/**'], rules: { 'no-console': 'off' } },
   // Scripts the pages serve run in the browser.
   { files: ['src/**/assets/*.js'], languageOptions: { globals: { ...globals.browser } } },
 );

@@ -68,7 +68,7 @@ async function seed(env: NodeJS.ProcessEnv, accountId: number): Promise<number> 
           const type = kinds[i % kinds.length]!;
           const event = await trx
             .insertInto('outbox')
-            .values({ event_id: `evt_bench${String(i).padStart(8, '0')}`, type, aggregate_type: 'order', aggregate_id: String(i), data: JSON.stringify({ order_id: String(i) }), metadata: JSON.stringify({ request_id: `req_${i}` }), audience: `account:${accountId}`, created_at: at(created), dispatched_at: at(created) })
+            .values({ event_id: `evt_bench${String(i).padStart(8, '0')}`, type, aggregate_type: 'order', aggregate_id: String(i), data: JSON.stringify({ order_id: String(i) }), metadata: JSON.stringify({ request_id: `req_${i}` }), audience: `account:${accountId}`, environment: 'production', created_at: at(created) })
             .returning('id')
             .executeTakeFirstOrThrow();
           // 60% delivered at the 4th attempt, 30% dead-lettered, 10% still pending after 3 failures.

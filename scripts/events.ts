@@ -95,7 +95,7 @@ and order an order's events by \`metadata.sequence\`.
 
 | Field | Type | Description |
 |---|---|---|
-| \`id\` | string | \`evt_\` followed by 32 hex characters. The same on every retry and replay: use it to deduplicate. |
+| \`id\` | string | \`evt_\` followed by 32 hex characters. The same on every retry, replay and read of the log: use it to deduplicate. Since 2.5 these are a UUIDv7's digits, so the first 12 are the recording time in milliseconds (hex). |
 | \`type\` | string | The event kind, one of those below. |
 | \`created_at\` | string (date-time) | When the event was recorded (when its change was committed), UTC. |
 | \`data\` | object | The event's own fields, described below for each kind. Keys are snake_case and ids are strings (int64 ids, decisions.md §2). |
@@ -134,6 +134,89 @@ function verified(rawBody, header, secret) {
 
 The Standard Webhooks headers can be checked with any of that specification's libraries,
 which take the \`whsec_…\` secret as it is.
+
+## The event log
+
+Webhooks push events; the same events can be pulled: \`GET /v2/events\` lists them and
+\`GET /v2/events/{id}\` reads one, to catch up after an outage, to audit what happened to an
+order (\`?object_type=order&object_id=1042\`), or to poll where no public URL can receive
+webhooks. The log is the outbox itself, not a copy: an event in the log is the webhook
+envelope **byte for byte** (one serializer makes both), followed by one more field,
+\`pending_webhooks\`: how many of your webhooks (staff: all webhooks) have not answered it
+with a 2xx yet (deliveries still being retried, or dead-lettered). Filter with
+\`delivery_success=false\` to find those (among the 1,000 most recent such events), then
+send them again by id: \`POST /v2/webhooks/{id}/replay?eventIds=evt_…\`.
+
+You read the kinds your credential's scopes cover, exactly as a webhook you registered would
+receive them (catalogue events need \`read:cheeses\`, orders \`read:orders\`, customer
+events \`read:profile\`; asking for a kind by name without its scope is a 403), and of those
+the public ones (the catalogue), your account's, or, for staff, everyone's. Another
+account's event is a 404, as is an event of another environment: a test deployment's keys
+never see live events. Other filters: \`type\` (kinds and wildcards such as \`order.*\`,
+repeated or comma-separated, at most 20), \`created_gte\` and \`created_lt\` (ISO 8601),
+\`limit\` (1 to 100, 20 by default). Bad values are a 400 with the usual error body.
+
+### Order guarantees
+
+- **Webhooks are at least once, in no promised order.** A retry, a replay or a crash between
+  an attempt and its record can send an event again; retries overtake one another. Deduplicate
+  on \`id\`; order an order's events by \`metadata.sequence\`.
+- **The log is in commit order, and a poller never misses an event.** The database takes an
+  event's id before its transaction commits, so ids alone are not commit order: a transaction
+  that began writing first may commit last. The log therefore lists an event only once no
+  transaction that could still commit an earlier one is open (on PostgreSQL, events whose
+  writing transaction id is below the oldest one still running,
+  \`pg_snapshot_xmin(pg_current_snapshot())\`; SQLite has a single writer, so every committed
+  event), in the order of (writing transaction, id). An event appears in the log a few
+  milliseconds after its commit, and later if another long transaction is open on the
+  database server; nothing ever appears behind a position a reader has passed.
+- **\`created_at\` is for display.** It is when the event was recorded, by the clock of the
+  instance that recorded it; two events may be listed in an order their \`created_at\`
+  disagrees with by a few milliseconds. Page and poll by the log's order, never by time.
+
+### Paging and polling
+
+Without \`order\`, pages go newest first: \`{items, hasMore, nextCursor}\`, with
+\`nextCursor\` passed back as \`cursor\` (with the same filters; another filter is a 400).
+Cursors are opaque and name a place in the log, so a walk is stable while new events arrive:
+they land above it. To poll forward, ask for \`order=asc&after=<the last id you saw>\`:
+
+\`\`\`sh
+LAST=evt_…   # the id of the last event you processed
+curl -sS "$B/events?order=asc&after=$LAST" -H "Authorization: Bearer $KEY" -D headers.txt
+# process the items in order, keep the last id, then poll again after X-Poll-Interval seconds,
+# sending the ETag back in If-None-Match: 304 while nothing is new.
+\`\`\`
+
+Every list answer carries \`X-Poll-Interval\` (seconds to wait before the next poll when
+nothing new came) and an \`ETag\`; sending it back in \`If-None-Match\` answers 304 with no
+body while nothing changed. An \`after\` you cannot see, or that never existed, is a 404.
+
+### Retention
+
+Events are kept \`EVENT_RETENTION_DAYS\` (30 by default). The hourly prune deletes an older
+event only once every consumer of the outbox (the webhook fan-out) has passed it and no kept
+delivery points at it (deliveries are kept \`WEBHOOK_RETENTION_DAYS\`), so an event can stay
+longer, never shorter. An id older than the retention that is no longer there answers
+**410 Gone** (\`type: not_found\`), told apart from an unknown id (404) by the time in the id;
+ids of events recorded before 2.5 carry no time and are a 404.
+
+## CloudEvents
+
+Each event maps onto a [CloudEvents 1.0](https://github.com/cloudevents/spec/blob/v1.0.2/cloudevents/spec.md)
+event without loss, for a bus or a router that speaks it:
+
+| CloudEvents attribute | From |
+|---|---|
+| \`id\` | \`id\` (\`evt_…\`) |
+| \`source\` | the deployment's public URL and \`/v2\`, e.g. \`https://api.fromagerie.example/v2\` |
+| \`specversion\` | \`1.0\` |
+| \`type\` | \`type\` (\`order.shipped\`), or prefixed with a reverse domain where the consumer wants one (\`example.fromagerie.order.shipped\`) |
+| \`time\` | \`created_at\` |
+| \`subject\` | the object: \`metadata.object_type\` and \`metadata.object_id\`, as \`order/1042\` |
+| \`datacontenttype\` | \`application/json\` |
+| \`data\` | \`data\`, unchanged |
+| extension attributes | the rest of \`metadata\`, names lowercased without underscores as CloudEvents requires: \`apiversion\`, \`environment\`, \`requestid\`, \`idempotencykey\`, \`sequence\` and \`orderid\` (order events) |
 
 ## The events
 

@@ -14,6 +14,7 @@ import { createLimitsModule, type LimitsModule } from './modules/limits/limits.m
 import { createIdempotencyModule, type IdempotencyModule } from './modules/idempotency/idempotency.module.js';
 import { createOrdersModule, type OrdersModule } from './modules/orders/orders.module.js';
 import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/webhooks.module.js';
+import { createEventsModule, type EventsModule } from './modules/events/events.module.js';
 import { createDashboardModule, type DashboardModule } from './modules/dashboard/dashboard.module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/metrics.module.js';
 import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
@@ -36,6 +37,7 @@ export interface Modules {
   oauth: OAuthModule;
   orders: OrdersModule;
   webhooks: WebhooksModule;
+  events: EventsModule;
   dashboard: DashboardModule;
   metrics: MetricsModule;
 }
@@ -65,7 +67,7 @@ export function createModules(
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
   const metrics = createMetricsModule({ database, limitCounts: limits.provides.counts });
-  const outbox = createOutboxModule({ environment: config.env, apiVersion: API_VERSION });
+  const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30 });
   const identity = createIdentityModule({
     db,
     environment: config.env,
@@ -103,6 +105,7 @@ export function createModules(
     bruteForce,
     accountDeletion: { beforeAccountDeleted: (trx, accountId) => ordersDeletion.account!.beforeAccountDeleted(trx, accountId) },
     accounts: identity.provides.accounts,
+    directory: identity.provides.directory,
     cheeses: catalogue.provides.cheeses,
     outbox: outbox.provides.outbox,
   });
@@ -115,6 +118,7 @@ export function createModules(
     clients: identity.provides.oauthClients,
     logins: identity.provides.logins,
     accounts: identity.provides.accounts,
+    directory: identity.provides.directory,
     refreshReuseIntervalSeconds: config.oauthRefreshReuseIntervalSeconds,
     log,
     bruteForce,
@@ -130,7 +134,7 @@ export function createModules(
     cheeses: catalogue.provides.cheeses,
     delays: config.orderDelays,
     cursors,
-    accountIdOf: async (username) => (await identity.provides.accounts.findByUsername(username))?.id,
+    accounts: identity.provides.directory,
     tiers: customers.provides.customers,
     preferences: customers.provides.preferences,
     customers: customers.provides.customers,
@@ -141,12 +145,23 @@ export function createModules(
     db,
     environment: config.env,
     outbox: outbox.provides.outbox,
+    accounts: identity.provides.directory,
+    outboxConsumers: outbox.provides.consumers,
     appSecret: config.appSecret,
     cursors,
     settings: config.webhooks,
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
     log,
     onAttempt: metrics.provides.webhookAttempted,
+  });
+  // The outbox keeps every row a kept delivery points at (its prune never names their table).
+  outbox.provides.retainWith(webhooks.provides.outboxRetainer);
+  const events = createEventsModule({
+    log: outbox.provides.log,
+    deliveries: webhooks.provides.deliveryStatus,
+    cursors,
+    environment: config.env,
+    retentionDays: outbox.provides.retentionDays,
   });
   const dashboard = createDashboardModule({
     environment: config.env,
@@ -162,7 +177,7 @@ export function createModules(
     oauthClients: identity.provides.oauthClients,
     grants: oauth.provides.grants,
   });
-  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, dashboard, metrics };
+  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, events, dashboard, metrics };
 }
 
 export function jobsOf(modules: Modules): Job[] {

@@ -200,8 +200,13 @@ column outbox.aggregate_id text not null
 column outbox.data text not null
 column outbox.metadata text not null
 column outbox.created_at timestamp with time zone not null
-column outbox.dispatched_at timestamp with time zone
 column outbox.audience text not null default 'staff'::text
+column outbox.txid bigint not null default ((pg_current_xact_id())::text)::bigint
+column outbox.environment text not null
+column outbox_consumers.name text not null
+column outbox_consumers.position_txid bigint not null
+column outbox_consumers.position_id bigint not null
+column outbox_consumers.updated_at timestamp with time zone not null
 column subscriptions.id bigint not null
 column subscriptions.account_id bigint not null
 column subscriptions.status text not null
@@ -318,6 +323,7 @@ constraint orders.orders_account_id_fkey FOREIGN KEY (account_id) REFERENCES acc
 constraint orders.orders_pkey PRIMARY KEY (id)
 constraint outbox.outbox_event_id_key UNIQUE (event_id)
 constraint outbox.outbox_pkey PRIMARY KEY (id)
+constraint outbox_consumers.outbox_consumers_pkey PRIMARY KEY (name)
 constraint subscriptions.subscriptions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
 constraint subscriptions.subscriptions_account_id_key UNIQUE (account_id)
 constraint subscriptions.subscriptions_last_order_id_fkey FOREIGN KEY (last_order_id) REFERENCES orders(id) ON DELETE SET NULL
@@ -388,9 +394,12 @@ CREATE UNIQUE INDEX order_status_changes_pkey ON order_status_changes USING btre
 CREATE INDEX orders_account_created ON orders USING btree (account_id, id);
 CREATE INDEX orders_next_step ON orders USING btree (next_step_at);
 CREATE UNIQUE INDEX orders_pkey ON orders USING btree (id);
+CREATE UNIQUE INDEX outbox_consumers_pkey ON outbox_consumers USING btree (name);
+CREATE INDEX outbox_created_idx ON outbox USING btree (created_at);
 CREATE UNIQUE INDEX outbox_event_id_key ON outbox USING btree (event_id);
+CREATE INDEX outbox_log_idx ON outbox USING btree (txid, id);
+CREATE INDEX outbox_object_idx ON outbox USING btree (aggregate_type, aggregate_id, txid, id);
 CREATE UNIQUE INDEX outbox_pkey ON outbox USING btree (id);
-CREATE INDEX outbox_undispatched_idx ON outbox USING btree (dispatched_at, id);
 CREATE UNIQUE INDEX subscriptions_account_id_key ON subscriptions USING btree (account_id);
 CREATE INDEX subscriptions_due ON subscriptions USING btree (next_order_at);
 CREATE UNIQUE INDEX subscriptions_pkey ON subscriptions USING btree (id);

@@ -148,7 +148,7 @@ export const SETTINGS = {
       doc: 'Delay in seconds of each webhook attempt after the event, comma-separated, non-decreasing, fractions allowed: attempt n waits for the n-th figure. A webhook\'s `maxAttempts` (5 or 6) takes the first 5 or 6; after the last failure the event is dead-lettered',
     }),
     timeoutMs: variable('WEBHOOK_TIMEOUT_MS', { ...numeric('^[1-9][0-9]{1,5}$'), default: '10000', doc: 'A receiver must answer within this (connecting included), or the attempt fails' }),
-    retentionDays: variable('WEBHOOK_RETENTION_DAYS', { ...numeric('^[1-9][0-9]{0,3}$'), default: '30', doc: 'How long the attempt log and settled deliveries are kept before the hourly prune; outbox rows go once every webhook is done with them (and at least an hour old)' }),
+    retentionDays: variable('WEBHOOK_RETENTION_DAYS', { ...numeric('^[1-9][0-9]{0,3}$'), default: '30', doc: 'How long the attempt log and settled deliveries are kept before the hourly prune. An event stays in the event log while any delivery of it is kept (see `EVENT_RETENTION_DAYS`)' }),
     concurrency: WEBHOOK_CONCURRENCY,
     endpointConcurrency: variable('WEBHOOK_ENDPOINT_CONCURRENCY', { ...numeric('^[1-9][0-9]{0,2}$'), default: '8', doc: 'Attempts in flight at once to one webhook on one instance, so a slow receiver never holds up the others' }),
     accountConcurrency: variable('WEBHOOK_ACCOUNT_CONCURRENCY', {
@@ -163,6 +163,13 @@ export const SETTINGS = {
     }),
     pollMs: variable('WEBHOOK_POLL_MS', { ...numeric('^[1-9][0-9]{1,6}$'), default: '1000', doc: 'The dispatcher\'s safety-net poll. It is woken at once by every commit of an event (on PostgreSQL, any instance\'s, by LISTEN/NOTIFY) and when a retry falls due' }),
   },
+  eventRetentionDays: optional(
+    variable('EVENT_RETENTION_DAYS', {
+      ...numeric('^[1-9][0-9]{0,3}$'),
+      default: '30',
+      doc: 'How long the event log (`GET /v2/events`) keeps an event: the hourly prune deletes events older than this once the webhook fan-out has passed them and no kept delivery points at them. An id older than this answers 410 Gone. 1 to 9999',
+    }),
+  ),
   dashboard: {
     sessionIdleMinutes: variable('DASHBOARD_SESSION_IDLE_MIN', { ...numeric('^[1-9][0-9]{0,4}$'), default: '120', doc: 'A dashboard sign-in unused for this many minutes ends (2 hours)' }),
     sessionMaxHours: variable('DASHBOARD_SESSION_MAX_H', { ...numeric('^[1-9][0-9]{0,3}$'), default: '12', doc: 'A dashboard sign-in ends this many hours after it began, used or not' }),

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { postgresDriver } from './postgres-driver.js';
-import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type Driver, type PostgresDialectConfig, type QueryResult, type TransactionSettings } from 'kysely';
+import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Kysely, type PostgresDialectConfig, type QueryResult, type TransactionSettings } from 'kysely';
+import { SchemaScopedPostgresIntrospector } from './postgres-introspector.js';
 
 /**
  * The NOTIFY channel for inserts into `table` in `schema`: per schema, so test schemas stay
@@ -159,6 +160,10 @@ export class SignallingPostgresDialect extends PostgresDialect {
 
   override createDriver(): Driver {
     return new SignallingDriver(super.createDriver(), this.signal);
+  }
+
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SchemaScopedPostgresIntrospector(db);
   }
 }
 

@@ -17,6 +17,7 @@ import * as deployment from './migrations/0017_deployment.js';
 import * as browserSessions from './migrations/0018_browser_sessions.js';
 import * as apiKeyRoll from './migrations/0019_api_key_roll.js';
 import * as webhookAttemptDetail from './migrations/0020_webhook_attempt_detail.js';
+import * as eventLog from './migrations/0021_event_log.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '0018_browser_sessions': browserSessions,
   '0019_api_key_roll': apiKeyRoll,
   '0020_webhook_attempt_detail': webhookAttemptDetail,
+  '0021_event_log': eventLog,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

@@ -22,7 +22,7 @@ import {
   type CheeseTagTable,
   type TagTable,
 } from '../modules/catalogue/catalogue.table.js';
-import { OUTBOX_COLUMNS, type OutboxTable } from '../modules/outbox/outbox.table.js';
+import { OUTBOX_COLUMNS, OUTBOX_CONSUMER_COLUMNS, type OutboxConsumerTable, type OutboxTable } from '../modules/outbox/outbox.table.js';
 import {
   CUSTOMER_ADDRESS_COLUMNS,
   CUSTOMER_PROFILE_COLUMNS,
@@ -58,6 +58,7 @@ export interface DB {
   cheese_tags: CheeseTagTable;
   cheese_images: CheeseImageTable;
   outbox: OutboxTable;
+  outbox_consumers: OutboxConsumerTable;
   customer_profiles: CustomerProfileTable;
   customer_addresses: CustomerAddressTable;
   orders: OrderTable;
@@ -90,6 +91,7 @@ export const TABLES: { readonly [Table in keyof DB]: ColumnsOf<DB[Table]> } = {
   cheese_tags: CHEESE_TAG_COLUMNS,
   cheese_images: CHEESE_IMAGE_COLUMNS,
   outbox: OUTBOX_COLUMNS,
+  outbox_consumers: OUTBOX_CONSUMER_COLUMNS,
   customer_profiles: CUSTOMER_PROFILE_COLUMNS,
   customer_addresses: CUSTOMER_ADDRESS_COLUMNS,
   orders: ORDER_COLUMNS,

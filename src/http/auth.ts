@@ -196,7 +196,14 @@ export function principalOf(request: FastifyRequest): Principal {
  */
 export function changeContextOf(request: FastifyRequest, pathOf?: (id: string | number) => string): ChangeContext {
   const note = request.noteCreated;
-  return { requestId: request.id, principal: request.principal, ...(note && pathOf && { created: (trx, id, owner) => note(trx, pathOf(id), owner) }) };
+  // Only where the key is honoured (the idempotency stage has refused a malformed one by now): events record it (issue 21).
+  const key = request.routeOptions.config.idempotent ? request.headers['idempotency-key'] : undefined;
+  return {
+    requestId: request.id,
+    principal: request.principal,
+    idempotencyKey: typeof key === 'string' ? key : null,
+    ...(note && pathOf && { created: (trx, id, owner) => note(trx, pathOf(id), owner) }),
+  };
 }
 
 /**

@@ -5,6 +5,7 @@ import { securityFor } from './auth.js';
 import { API_VERSION } from '../version.js';
 import { SCOPE_DESCRIPTIONS } from '../kernel/scopes.js';
 import type { DocumentedRoute, OperationDocumenter } from '../kernel/module.js';
+import { refineDocument, SCHEMA_NAME_MARK } from './openapi-document.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -90,6 +91,8 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
         { name: 'customer', description: 'Customer accounts and login tokens' },
         { name: 'oauth-clients', description: 'OAuth 2.0 clients, registered by staff' },
         { name: 'webhooks', description: 'Signed event deliveries to your endpoints: registration, the attempt log, test, replay and secret rotation. Event kinds: docs/events.md' },
+        // issue 21 (helperA): the event log's tag
+        { name: 'events', description: 'The event log: every event, read in commit order or polled forward. Kinds: docs/events.md' },
         { name: 'accounts', description: 'Accounts\' rate-limit plans (staff)' },
         { name: 'health', description: 'Operations' },
       ],
@@ -143,14 +146,27 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
         for (const [status, { description }] of Object.entries(BODY_ERRORS)) responses[status] ??= { ...errorRef, description };
         transformed.response = responses;
       }
+      markNamedSchemas(transformed);
       return { schema: transformed as typeof schema, url: url.replace(/^\/v2/, '') };
     },
+    transformObject: (documentObject) => refineDocument('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null, requestInterceptor: dropDuplicateApiKey },
     staticCSP: DOCS_CSP,
   });
+}
+
+/**
+ * @fastify/swagger inlines a body or response schema that has an `$id` when it is the whole
+ * body (`201: Order`) and references it only when nested: marked here (on copies, never the
+ * route's own schema objects), it is emitted once under that name by refineDocument.
+ */
+function markNamedSchemas(operation: Record<string, unknown>): void {
+  const mark = (schema: unknown) => (typeof schema === 'object' && schema !== null && typeof (schema as { $id?: unknown }).$id === 'string' ? { ...schema, [SCHEMA_NAME_MARK]: (schema as { $id: string }).$id } : schema);
+  if (operation.body) operation.body = mark(operation.body);
+  if (operation.response) operation.response = Object.fromEntries(Object.entries(operation.response as Record<string, unknown>).map(([status, schema]) => [status, mark(schema)]));
 }
 
 /**

@@ -3,6 +3,8 @@ import type { Principal } from './principal.js';
 /** Who asked for a change, and under which request: what services need for ownership and events. */
 export interface ChangeContext {
   requestId: string | null;
+  /** The `Idempotency-Key` of the request, when its operation honours one: recorded in the events it causes. */
+  idempotencyKey?: string | null;
   /** The acting principal; null when the system acts on its own (jobs, seeding, the operator CLI). */
   principal: Principal | null;
   /**

@@ -71,6 +71,9 @@ const ROWS: Record<string, Row> = {
   'POST /webhooks/dead-letters/replay': OWN_KEYS,
   'POST /webhooks/{id}/test': OWN_KEYS,
   'POST /webhooks/{id}/replay': OWN_KEYS,
+  // The event log: what the credential's webhooks would carry (test/events).
+  'GET /events': OWN_KEYS,
+  'GET /events/{id}': OWN_KEYS,
   'POST /webhooks/{id}/rotate-secret': OWN_KEYS,
   'GET /customer/logout': { login: true },
   'GET /cheeses': READ_ANY,

@@ -43,7 +43,7 @@ function provider(beforeAnswer: (call: number) => Promise<void> = async () => un
 function placementWith(payments: PaymentGateway): OrderPlacement {
   const { db } = t.database;
   const { stock, cheeses } = t.app.modules.catalogue.provides;
-  const orders = new OrderRepository(db);
+  const orders = new OrderRepository(db, t.app.modules.identity.provides.directory);
   const lifecycle = new OrderLifecycle({ db, orders, stock, outbox: t.app.modules.outbox.provides.outbox, payments, courier: simulatedCourier, delays: { captureS: -1, shipS: -1, deliverS: -1 } });
   return new OrderPlacement({ orders, lifecycle, stock, cheeses, payments });
 }

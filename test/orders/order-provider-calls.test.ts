@@ -53,7 +53,7 @@ const courier: Courier = {
 /** A lifecycle worker as the app builds it, with the held providers; `shipS` -1 stops it after the capture. */
 function worker(shipS = 0): OrderLifecycle {
   const { db } = t.database;
-  return new OrderLifecycle({ db, orders: new OrderRepository(db), stock: t.app.modules.catalogue.provides.stock, outbox: t.app.modules.outbox.provides.outbox, payments, courier, delays: { captureS: 0, shipS, deliverS: -1 } });
+  return new OrderLifecycle({ db, orders: new OrderRepository(db, t.app.modules.identity.provides.directory), stock: t.app.modules.catalogue.provides.stock, outbox: t.app.modules.outbox.provides.outbox, payments, courier, delays: { captureS: 0, shipS, deliverS: -1 } });
 }
 
 beforeAll(async () => {

@@ -37,6 +37,7 @@ const HEADINGS = [
   "### OAuth 2.0: a customer's app, authorization code with PKCE",
   '### Orders: place one and follow it to delivered',
   '### Webhooks: receive signed events',
+  '### Polling the event log',
 ];
 
 /** Checks the test runs after a block, in the same shell. */
@@ -121,7 +122,8 @@ afterAll(async () => {
 describe('README walk-through', () => {
   it('has no shell block the walk-through skips', () => {
     const text = readme();
-    const part = text.slice(text.indexOf('\n### Your first API key\n'), text.indexOf('\n## Tests\n'));
+    // The SDK's section ends the walk-through: its block builds and runs examples/sdk-quickstart.ts, which test/sdk/sdk-quickstart.test.ts runs.
+    const part = text.slice(text.indexOf('\n### Your first API key\n'), text.indexOf('\n## The TypeScript SDK\n'));
     expect(part.match(/```sh\n/g)?.length).toBe(HEADINGS.length);
     // Every curl fails loudly, and no value is cut out of JSON with sed.
     for (const line of part.split('\n').filter((l) => /(^|\$\(|\| )curl /.test(l.trim()))) expect(line).toMatch(/curl -sS --fail-with-body /);
@@ -170,7 +172,12 @@ describe('README walk-through', () => {
       expect(stdout, context).toContain('"statusCode":204');
       expect(stdout, context).toContain('"outcome":"dead_lettered"');
       expect(stdout, context).toMatch(/"requeued":[1-9]/);
-      expect(stdout.trim().endsWith('204'), context).toBe(true);
+      expect(stdout, context).toMatch(/"requeued":[1-9]\d*}\n[\s\S]*^204$/m);
+      // The event log: the order's events, an empty poll, a 304, then the new cheese's event
+      expect(stdout, context).toContain('"type":"order.placed"');
+      expect(stdout, context).toContain('{"items":[],"hasMore":false,"nextCursor":null}');
+      expect(stdout, context).toContain('304, poll again in 5 s');
+      expect(stdout.trim().endsWith('cheese.new_arrival'), context).toBe(true);
     }
     // Nothing written into the clone.
     expect(fs.existsSync(path.join(REPO, 'photo.jpg'))).toBe(false);

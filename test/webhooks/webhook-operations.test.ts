@@ -132,8 +132,9 @@ describe('retention', () => {
     await t.runJob('webhooks.prune', new Date(Date.now() + 29 * DAY));
     expect(await settled()).toHaveLength(2);
     expect(await db.selectFrom('outbox').select('id').where('id', '=', outboxId).execute()).toHaveLength(1);
-    // 31 days later: the deliveries, their attempts, and then the event itself are gone.
+    // 31 days later: the deliveries, their attempts, and then (the outbox's own prune, EVENT_RETENTION_DAYS: issue 21) the event itself are gone.
     expect(await t.runJob('webhooks.prune', new Date(Date.now() + 31 * DAY))).toBeGreaterThan(0);
+    expect(await t.runJob('outbox.prune', new Date(Date.now() + 31 * DAY))).toBeGreaterThan(0);
     expect(await settled()).toHaveLength(0);
     expect(await db.selectFrom('webhook_attempts').select('id').where('webhook_id', 'in', [hook.id, dead.id]).execute()).toHaveLength(0);
     expect(await db.selectFrom('outbox').select('id').where('id', '=', outboxId).execute()).toHaveLength(0);
@@ -162,7 +163,7 @@ describe('scheduled events', () => {
 
 describe('the OpenAPI document', () => {
   it('describes the request of every event kind under `webhooks`, and a real delivery matches it', async () => {
-    const document = JSON.parse(fs.readFileSync('docs/openapi.json', 'utf8')) as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object }> }; parameters: { name: string }[] } }> };
+    const document = JSON.parse(fs.readFileSync('docs/openapi.json', 'utf8')) as { components: object; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object }> }; parameters: { name: string }[] } }> };
     expect(Object.keys(document.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     const hook = await register(t, staff, receiver.url('/documented'), ['cheese.new_arrival']);
     await newArrival('Documented cheese');
@@ -174,7 +175,8 @@ describe('the OpenAPI document', () => {
     for (const received of [delivery!, testDelivery!]) {
       const body = JSON.parse(received.raw) as { type: string };
       const operation = document.webhooks[body.type]!.post;
-      const validate = ajv.compile(operation.requestBody.content['application/json']!.schema);
+      // The envelope is a shared component (issue 21): its $ref resolves within the document's components.
+      const validate = ajv.compile({ ...operation.requestBody.content['application/json']!.schema, components: document.components });
       expect(validate(body), JSON.stringify(validate.errors)).toBe(true);
       for (const { name } of operation.parameters) expect(received.headers, name).toHaveProperty(name.toLowerCase());
     }

@@ -1,5 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import type { CheeseDirectory } from '../catalogue/catalogue.module.js';
+import type { AccountDirectory, AccountFacts } from '../identity/identity.module.js';
 import type { CustomerTier } from './customer.table.js';
 import { nowIso, toIso } from '../../db/columns.js';
 import type { CustomerView } from './customer.schema.js';
@@ -11,34 +13,29 @@ export interface ProfileFields {
   favouriteCheese: { id: number | null; name: string } | null;
 }
 
-function selectCustomers(executor: Kysely<DB>) {
+function selectProfile(executor: Kysely<DB>, accountId: number) {
   return executor
-    .selectFrom('accounts as a')
-    .innerJoin('customer_profiles as p', 'p.account_id', 'a.id')
-    .leftJoin('cheeses as c', 'c.id', 'p.favourite_cheese_id')
-    // Explicit columns: never the password hash.
-    .select([
-      'a.id', 'a.username', 'a.email', 'a.created_at', 'p.first_name', 'p.last_name', 'p.phone', 'p.customer_status',
-      'p.favourite_cheese_id', 'p.favourite_cheese_name', 'c.name as current_cheese_name', 'p.updated_at',
-    ])
-    .where('a.role', '=', 'customer');
+    .selectFrom('customer_profiles')
+    .select(['first_name', 'last_name', 'phone', 'customer_status', 'favourite_cheese_id', 'favourite_cheese_name', 'updated_at'])
+    .where('account_id', '=', accountId);
 }
 
-type CustomerRow = Awaited<ReturnType<ReturnType<typeof selectCustomers>['executeTakeFirstOrThrow']>>;
+type ProfileRow = Awaited<ReturnType<ReturnType<typeof selectProfile>['executeTakeFirstOrThrow']>>;
 
-function toView(row: CustomerRow): CustomerView {
-  const favouriteName = row.current_cheese_name ?? row.favourite_cheese_name;
+/** `currentCheeseName`: the favourite cheese's name in the catalogue now (it may have been renamed since it was chosen). */
+function toView(account: AccountFacts, row: ProfileRow, currentCheeseName: string | undefined): CustomerView {
+  const favouriteName = currentCheeseName ?? row.favourite_cheese_name;
   return {
-    id: row.id,
-    username: row.username,
+    id: account.id,
+    username: account.username,
     firstName: row.first_name,
     lastName: row.last_name,
-    email: row.email ?? '',
+    email: account.email ?? '',
     phone: row.phone,
     customerStatus: row.customer_status,
     favouriteCheese:
       row.favourite_cheese_id !== null ? { cheeseId: row.favourite_cheese_id, name: favouriteName ?? '' } : favouriteName !== null ? { name: favouriteName } : null,
-    createdAt: toIso(row.created_at),
+    createdAt: account.createdAt,
     updatedAt: toIso(row.updated_at),
   };
 }
@@ -51,10 +48,26 @@ const profileColumns = (fields: ProfileFields) => ({
   favourite_cheese_name: fields.favouriteCheese?.name ?? null,
 });
 
+/**
+ * A customer is an account of role `customer` (identity's) with a profile (ours), whose
+ * favourite cheese is catalogue's: each part is asked of its owner, in the caller's transaction.
+ */
 export class CustomerRepository {
+  constructor(
+    private readonly accounts: AccountDirectory,
+    private readonly cheeses: CheeseDirectory,
+  ) {}
+
+  async #view(executor: Kysely<DB>, account: AccountFacts | undefined): Promise<CustomerView | undefined> {
+    if (account?.role !== 'customer') return undefined;
+    const row = await selectProfile(executor, account.id).executeTakeFirst();
+    if (!row) return undefined;
+    const cheese = row.favourite_cheese_id === null ? undefined : await this.cheeses.find(executor, Number(row.favourite_cheese_id));
+    return toView(account, row, cheese?.name);
+  }
+
   async findById(executor: Kysely<DB>, accountId: number): Promise<CustomerView | undefined> {
-    const row = await selectCustomers(executor).where('a.id', '=', accountId).executeTakeFirst();
-    return row && toView(row);
+    return this.#view(executor, await this.accounts.findById(executor, accountId));
   }
 
   async setTier(trx: Transaction<DB>, accountId: number, tier: CustomerTier): Promise<void> {
@@ -62,8 +75,7 @@ export class CustomerRepository {
   }
 
   async findByUsername(executor: Kysely<DB>, username: string): Promise<CustomerView | undefined> {
-    const row = await selectCustomers(executor).where('a.username_key', '=', username.toLowerCase()).executeTakeFirst();
-    return row && toView(row);
+    return this.#view(executor, await this.accounts.findByUsername(executor, username));
   }
 
   async insertProfile(trx: Transaction<DB>, accountId: number, fields: ProfileFields): Promise<void> {

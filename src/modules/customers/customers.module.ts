@@ -3,7 +3,7 @@ import type { DB } from '../../db/schema.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
 import type { CheeseDirectory } from '../catalogue/catalogue.module.js';
-import type { AccountService } from '../identity/identity.module.js';
+import type { AccountDirectory, AccountService } from '../identity/identity.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import { CustomerRepository } from './customer.repository.js';
 import { customerRoutes } from './customer.routes.js';
@@ -17,6 +17,8 @@ export interface CustomersOptions {
   db: Kysely<DB>;
   /** Identity's accounts: a customer is an account of role `customer` with a profile. */
   accounts: AccountService;
+  /** Identity's reads of accounts: a customer's username, e-mail and role. */
+  directory: AccountDirectory;
   /** Catalogue's lookup, for a favourite cheese given by reference. */
   cheeses: CheeseDirectory;
   outbox: Outbox;
@@ -39,7 +41,7 @@ export type { PreferencesService } from './preferences.service.js';
 
 /** Customer accounts: sign-up, Form A's profile, Form B's addresses and preferences, closing an account. */
 export function createCustomersModule(options: CustomersOptions): CustomersModule {
-  const repository = new CustomerRepository();
+  const repository = new CustomerRepository(options.directory, options.cheeses);
   const customers = new CustomerService({ ...options, customers: repository });
   const addresses = new AddressService({ db: options.db, addresses: new AddressRepository(), customers, outbox: options.outbox });
   const preferences = new PreferencesService({ db: options.db, repository, customers, outbox: options.outbox });

@@ -1,9 +1,12 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Plan } from '../../kernel/plans.js';
-import { nowIso } from '../../db/columns.js';
+import { nowIso, toIso } from '../../db/columns.js';
+import { isPostgres } from '../../db/dialect.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { prepared } from '../../db/prepared.js';
 import type { Role } from '../../kernel/scopes.js';
+import type { AccountFacts } from './identity.ports.js';
 
 export interface AccountRecord {
   id: number;
@@ -25,8 +28,46 @@ function takenField(error: unknown): TakenField | undefined {
   return undefined;
 }
 
+// Prepared: every order and webhook read asks it (one shape per page size).
+const usernamesById = prepared((db, values: { ids: number[] }) => db.selectFrom('accounts').select(['id', 'username']).where('id', 'in', values.ids));
+
+const FACT_COLUMNS = ['id', 'username', 'email', 'role', 'created_at'] as const;
+const toFacts = (row: { id: number; username: string; email: string | null; role: Role; created_at: Date | string }): AccountFacts => ({
+  id: Number(row.id),
+  username: row.username,
+  email: row.email,
+  role: row.role,
+  createdAt: toIso(row.created_at),
+});
+
+/** Also what identity offers other modules as its AccountDirectory (identity.module.ts). */
 export class AccountRepository {
   constructor(private readonly db: Kysely<DB>) {}
+
+  async usernamesOf(executor: Kysely<DB>, ids: readonly number[]): Promise<Map<number, string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Map();
+    return new Map((await usernamesById(executor, { ids: unique })).map((row) => [Number(row.id), row.username]));
+  }
+
+  async idOfUsername(executor: Kysely<DB>, username: string): Promise<number | undefined> {
+    const row = await executor.selectFrom('accounts').select('id').where('username_key', '=', usernameKey(username)).executeTakeFirst();
+    return row && Number(row.id);
+  }
+
+  async findById(executor: Kysely<DB>, id: number): Promise<AccountFacts | undefined> {
+    const row = await executor.selectFrom('accounts').select(FACT_COLUMNS).where('id', '=', id).executeTakeFirst();
+    return row && toFacts(row);
+  }
+
+  async findFactsByUsername(executor: Kysely<DB>, username: string): Promise<AccountFacts | undefined> {
+    const row = await executor.selectFrom('accounts').select(FACT_COLUMNS).where('username_key', '=', usernameKey(username)).executeTakeFirst();
+    return row && toFacts(row);
+  }
+
+  async lock(trx: Transaction<DB>, id: number): Promise<void> {
+    if (isPostgres(trx)) await trx.selectFrom('accounts').select('id').where('id', '=', id).forUpdate().execute();
+  }
 
   async findByUsername(executor: Kysely<DB>, username: string): Promise<AccountRecord | undefined> {
     return executor.selectFrom('accounts').select(['id', 'username', 'role']).where('username_key', '=', usernameKey(username)).executeTakeFirst();

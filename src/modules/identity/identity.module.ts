@@ -24,6 +24,7 @@ import { OAuthClientRepository } from './oauth-client.repository.js';
 import { oauthClientRoutes } from './oauth-client.routes.js';
 import { accountPlanRoutes } from './account-plan.routes.js';
 import { OAuthClientService } from './oauth-client.service.js';
+import type { AccountDirectory } from './identity.ports.js';
 
 export type { AccountService } from './account.service.js';
 export { MAX_ACTIVE_KEYS, type ApiKeyService } from './api-key.service.js';
@@ -33,6 +34,7 @@ export type { LoginService } from './login.service.js';
 export type { BrowserSession, BrowserSessionService, BrowserSessionSettings } from './browser-session.service.js';
 export { GRANTS, type Grant } from './oauth-client.rules.js';
 export type { CredentialRevocations, Revocation, RevocationHandler } from './credential-revocations.js';
+export type { AccountDirectory, AccountFacts } from './identity.ports.js';
 
 export interface IdentityOptions {
   db: Kysely<DB>;
@@ -57,6 +59,8 @@ export interface IdentityProvides {
   /** Every credential format this module understands; the HTTP auth plugin asks them in turn. */
   credentialResolvers: CredentialResolver[];
   accounts: AccountService;
+  /** Reads of accounts (and a lock) in another module's transaction: no other module names the `accounts` table. */
+  directory: AccountDirectory;
   apiKeys: ApiKeyService;
   oauthClients: OAuthClientService;
   /** Checks a username and password (the authorization server's login page). */
@@ -86,6 +90,13 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const browserSessionRows = new BrowserSessionRepository(db);
   const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions });
   const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations });
+  const directory: AccountDirectory = {
+    usernamesOf: (executor, ids) => accounts.usernamesOf(executor, ids),
+    idOfUsername: (executor, username) => accounts.idOfUsername(executor, username),
+    findById: (executor, id) => accounts.findById(executor, id),
+    findByUsername: (executor, username) => accounts.findFactsByUsername(executor, username),
+    lock: (trx, id) => accounts.lock(trx, id),
+  };
   return {
     name: 'identity',
     routes: async (app) => {
@@ -95,6 +106,6 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
       await app.register(accountPlanRoutes, { accounts: accountService });
     },
     jobs: [apiKeyExpiryJob({ db, keys, outbox }), { name: 'browser-session-pruning', everyMs: 3_600_000, run: (now) => browserSessions.prune(now) }],
-    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, apiKeys, oauthClients, logins, browserSessions, revocations },
+    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, directory, apiKeys, oauthClients, logins, browserSessions, revocations },
   };
 }

@@ -53,6 +53,11 @@ export class OAuthClientRepository {
     return row && { ...toView(row), secretHash: row.secret_hash, createdBy: row.created_by };
   }
 
+  /** The public client_id of the client with this row id. */
+  async clientIdOf(id: number): Promise<string | undefined> {
+    return (await this.db.selectFrom('oauth_clients').select('client_id').where('id', '=', id).executeTakeFirst())?.client_id;
+  }
+
   async list(): Promise<OAuthClientView[]> {
     return (await this.db.selectFrom('oauth_clients').select(PUBLIC_COLUMNS).orderBy('id').execute()).map(toView);
   }

@@ -58,6 +58,11 @@ export class OAuthClientService {
     return { ...view, confidential: true };
   }
 
+  /** The public client_id of a client by its row id (what grants store); undefined once it is deleted. */
+  clientIdOf(id: number): Promise<string | undefined> {
+    return this.clients.clientIdOf(id);
+  }
+
   list(): Promise<OAuthClientView[]> {
     return this.clients.list();
   }

@@ -15,7 +15,7 @@ export interface Backlog {
 }
 
 /**
- * Read-only, for the metrics: the outbox's undispatched rows (index `outbox_undispatched_idx`)
+ * Read-only, for the metrics: the outbox's rows past the webhook fan-out's position (index `outbox_log_idx`)
  * and the deliveries pending or dead (`webhook_deliveries_due_idx`, the partial dead index),
  * never the delivered ones, which pile up for WEBHOOK_RETENTION_DAYS. Tables of the outbox
  * and webhooks modules, read here so that a scrape needs neither module's services.
@@ -36,10 +36,12 @@ export class BacklogRepository {
   }
 
   async #read(db: Kysely<DB>, now: string): Promise<Backlog> {
+    // Past the fan-out's position (outbox_consumers 'webhooks'), along the (txid, id) index.
     const outbox = await db
       .selectFrom('outbox')
-      .where('dispatched_at', 'is', null)
-      .select((eb) => [eb.fn.countAll().as('undispatched'), eb.fn.min('created_at').as('oldest')])
+      .innerJoin('outbox_consumers as c', (join) => join.on('c.name', '=', 'webhooks'))
+      .where((eb) => eb(eb.refTuple('outbox.txid', 'outbox.id'), '>', eb.refTuple('c.position_txid', 'c.position_id')))
+      .select((eb) => [eb.fn.countAll().as('undispatched'), eb.fn.min('outbox.created_at').as('oldest')])
       .executeTakeFirstOrThrow();
     const deliveries = await db
       .selectFrom('webhook_deliveries')

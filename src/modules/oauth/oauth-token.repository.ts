@@ -1,9 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Role } from '../../kernel/scopes.js';
+import type { AccountDirectory } from '../identity/identity.module.js';
 import type { OAuthTokenKind } from './oauth.table.js';
 
-/** A stored token with what it stands for. Reads accounts and oauth_clients (identity's tables) only to resolve who acts. */
+/** A stored token with what it stands for: its client and account are identity's, asked of it. */
 export interface StoredToken {
   id: number;
   grantId: number;
@@ -26,6 +27,7 @@ export interface StoredToken {
 
 type TokenRow = {
   id: number;
+  account_id: number;
   grant_id: number;
   kind: OAuthTokenKind;
   scopes: string;
@@ -37,13 +39,9 @@ type TokenRow = {
   revoked_at: Date | string | null;
   grant_revoked_at: Date | string | null;
   client_row_id: number;
-  client_id: string;
-  account_id: number;
-  username: string;
-  role: Role;
 };
 
-function toStored(row: TokenRow): StoredToken {
+function toStored(row: TokenRow, clientId: string, account: { username: string; role: Role }): StoredToken {
   return {
     id: Number(row.id),
     grantId: Number(row.grant_id),
@@ -56,10 +54,10 @@ function toStored(row: TokenRow): StoredToken {
     consumedAt: row.consumed_at === null ? null : new Date(row.consumed_at),
     revoked: row.revoked_at !== null || row.grant_revoked_at !== null,
     clientRowId: Number(row.client_row_id),
-    clientId: row.client_id,
+    clientId,
     accountId: Number(row.account_id),
-    username: row.username,
-    role: row.role,
+    username: account.username,
+    role: account.role,
   };
 }
 
@@ -76,7 +74,11 @@ export interface NewToken {
 }
 
 export class OAuthTokenRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** Identity's accounts and clients: who a token acts for, and its client's public id. */
+    private readonly identity: { accounts: AccountDirectory; clientIdOf: (clientRowId: number) => Promise<string | undefined> },
+  ) {}
 
   async createGrant(input: { clientRowId: number; accountId: number; scopes: string; now: string }): Promise<number> {
     const row = await this.db
@@ -106,13 +108,11 @@ export class OAuthTokenRepository {
     return Number(row.id);
   }
 
-  /** The token with this hash, whatever its state (a consumed one is evidence of reuse). */
+  /** The token with this hash, whatever its state (a consumed one is evidence of reuse); undefined also once its client or account is gone. */
   async findByHash(tokenHash: string, kind?: OAuthTokenKind): Promise<StoredToken | undefined> {
     let query = this.db
       .selectFrom('oauth_tokens as t')
       .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
-      .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
-      .innerJoin('accounts as a', 'a.id', 'g.account_id')
       .select([
         't.id',
         't.grant_id',
@@ -125,22 +125,22 @@ export class OAuthTokenRepository {
         't.consumed_at',
         't.revoked_at',
         'g.revoked_at as grant_revoked_at',
-        'c.id as client_row_id',
-        'c.client_id',
-        'a.id as account_id',
-        'a.username',
-        'a.role',
+        'g.client_id as client_row_id',
+        'g.account_id',
       ])
       .where('t.token_hash', '=', tokenHash);
     if (kind) query = query.where('t.kind', '=', kind);
     const row = await query.executeTakeFirst();
-    return row && toStored(row);
+    if (!row) return undefined;
+    // Both at once: two round trips where the join was one, on a cache miss of the resolver.
+    const [clientId, account] = await Promise.all([this.identity.clientIdOf(Number(row.client_row_id)), this.identity.accounts.findById(this.db, Number(row.account_id))]);
+    return clientId === undefined || !account ? undefined : toStored(row, clientId, account);
   }
 
   /** Who a client-credentials token acts as: the account that registered the client. */
   async accountById(accountId: number): Promise<{ id: number; username: string; role: Role } | undefined> {
-    const row = await this.db.selectFrom('accounts').select(['id', 'username', 'role']).where('id', '=', accountId).executeTakeFirst();
-    return row && { id: Number(row.id), username: row.username, role: row.role };
+    const account = await this.identity.accounts.findById(this.db, accountId);
+    return account && { id: account.id, username: account.username, role: account.role };
   }
 
   /**

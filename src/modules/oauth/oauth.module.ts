@@ -4,7 +4,7 @@ import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import type { CredentialResolver } from '../../kernel/principal.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
-import type { AccountService, BrowserSessionService, CredentialRevocations, LoginService, OAuthClientService } from '../identity/identity.module.js';
+import type { AccountDirectory, AccountService, BrowserSessionService, CredentialRevocations, LoginService, OAuthClientService } from '../identity/identity.module.js';
 import { OAuthGrantRepository } from './oauth-grant.repository.js';
 import { grantRoutes } from './oauth-grant.routes.js';
 import { OAuthGrantService } from './oauth-grant.service.js';
@@ -26,6 +26,8 @@ export interface OAuthOptions {
   clients: OAuthClientService;
   logins: LoginService;
   accounts: AccountService;
+  /** Identity's reads of accounts: who a token acts for. */
+  directory: AccountDirectory;
   /** Seconds after a rotation in which the rotated-out refresh token is refused without revoking its grant. */
   refreshReuseIntervalSeconds: number;
   log: (message: string, details: Record<string, unknown>) => void;
@@ -53,7 +55,7 @@ const HOUR_MS = 3_600_000;
 
 /** The OAuth 2.0 authorization server (decisions.md §6) over the clients identity registers. */
 export function createOAuthModule(options: OAuthOptions): OAuthModule {
-  const tokens = new OAuthTokenRepository(options.db);
+  const tokens = new OAuthTokenRepository(options.db, { accounts: options.directory, clientIdOf: (id) => options.clients.clientIdOf(id) });
   const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs, revoked: (revocation) => options.revocations.revoked(revocation) });
   // A revoked grant or token, or a deleted account's or new password's, stops working on every instance at once.
   options.revocations.handle(resolver);

@@ -181,7 +181,7 @@ export class OrderLifecycle {
     await this.#steps.schedule(trx, orderId, nextStepIn);
     await orders.recordStatus(trx, orderId, verdict.to, actor, note, now.toISOString());
     if (verdict.to === 'delivered' && order.account_id !== null) await this.refreshTier(trx, Number(order.account_id), now, ctx);
-    const updated = (await orders.find(trx, orderId))!;
+    const updated = await orders.reread(trx, order);
     await this.recordEvent(trx, updated, ctx);
     return updated;
   }

@@ -52,6 +52,8 @@ const MAX_AUTHORIZATION_ROUNDS = 3;
 export interface OrderOwner {
   accountId: number;
   actor: OrderActor;
+  /** The account's username when the caller knows it (the principal placing it): the order's `customer` without asking identity. */
+  username?: string;
 }
 
 /**
@@ -149,6 +151,7 @@ export class OrderPlacement {
       },
       priced.map((line, position) => ({ position, cheese_id: line.cheeseId, cheese_slug: line.slug, cheese_name: line.name, grams: line.grams, price_cents: line.priceCents })),
       { status: 'placed', actor: owner.actor, note: 'payment authorised', at: now.toISOString() },
+      owner.username,
     );
     await lifecycle.recordEvent(trx, placed.order, ctx, placed.items);
     return placed;

@@ -3,19 +3,21 @@ import { isPostgres } from '../../db/dialect.js';
 import { prepared } from '../../db/prepared.js';
 import type { DB } from '../../db/schema.js';
 import { columnsExcept } from '../../db/table-columns.js';
+import type { AccountDirectory } from '../identity/identity.module.js';
 import { ORDER_COLUMNS, type OrderActor, type OrderItemTable, type OrderStatus, type OrderStatusChangeTable, type OrderTable } from './order.table.js';
 
 const ORDER_COLUMN_NAMES = columnsExcept(ORDER_COLUMNS, []);
 const ORDER_SELECT = ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const);
 
 function selectOrders(db: Kysely<DB>) {
-  return db
-    .selectFrom('orders as o')
-    .leftJoin('accounts as a', 'a.id', 'o.account_id')
-    .select([...ORDER_SELECT, 'a.username as customer']);
+  return db.selectFrom('orders as o').select(ORDER_SELECT);
 }
 
-export type OrderRecord = Awaited<ReturnType<ReturnType<typeof selectOrders>['executeTakeFirstOrThrow']>>;
+/** An order as stored, without its customer (see withCustomers). */
+export type OrderRow = Awaited<ReturnType<ReturnType<typeof selectOrders>['executeTakeFirstOrThrow']>>;
+
+/** An order as stored, with `customer`: its account's username (identity's), null once that account is deleted. */
+export type OrderRecord = OrderRow & { customer: string | null };
 
 /** An order line as stored: the cheese's name, slug and price at placement. */
 export type ItemRecord = Omit<Selectable<OrderItemTable>, 'id'>;
@@ -31,12 +33,7 @@ export interface OrderFilter {
   limit: number;
 }
 
-const insertOrder = prepared((db, order: Insertable<OrderTable>) =>
-  db
-    .insertInto('orders')
-    .values(order)
-    .returning((eb) => [...ORDER_COLUMN_NAMES, eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'orders.account_id').as('customer')]),
-);
+const insertOrder = prepared((db, order: Insertable<OrderTable>) => db.insertInto('orders').values(order).returning(ORDER_COLUMN_NAMES));
 
 const insertStatusChange = prepared((db, change: Insertable<OrderStatusChangeTable>) => db.insertInto('order_status_changes').values(change));
 
@@ -81,33 +78,55 @@ const insertPlacedOrder = prepared((db, values: PlacedValues) => {
     )
     .with('s', (qb) => qb.insertInto('order_status_changes').values({ order_id: qb.selectFrom('o').select('o.id'), status: change_status, actor: change_actor, note: change_note, at: change_at }))
     .selectFrom('o')
-    .select((eb) => [...ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const), eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'o.account_id').as('customer')]);
+    .select(ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const));
 });
 
+/**
+ * Orders' SQL names only orders' tables: the customer's username comes from identity's
+ * AccountDirectory, one query per read (a page included) in the caller's transaction.
+ */
 export class OrderRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly accounts: AccountDirectory,
+  ) {}
 
-  /** The order and its items, written; returns them as stored (no read back). */
-  async insert(trx: Transaction<DB>, order: Insertable<OrderTable>, items: Omit<ItemRecord, 'order_id'>[]): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
-    const record = (await insertOrder(trx, order))[0]!;
-    const orderId = Number(record.id);
+  /** The rows with their customers' usernames: one lookup for all of them. */
+  async withCustomers(executor: Kysely<DB>, rows: readonly OrderRow[]): Promise<OrderRecord[]> {
+    const ids = rows.flatMap((row) => (row.account_id === null ? [] : [Number(row.account_id)]));
+    const usernames = await this.accounts.usernamesOf(executor, ids);
+    return rows.map((row) => ({ ...row, customer: row.account_id === null ? null : (usernames.get(Number(row.account_id)) ?? null) }));
+  }
+
+  /** The customer of a new order: the one the caller knows (the principal placing it), else asked. */
+  async #customerOf(executor: Kysely<DB>, accountId: number | null | undefined, known: string | undefined): Promise<string | null> {
+    if (accountId === null || accountId === undefined) return null;
+    return known ?? (await this.accounts.usernamesOf(executor, [accountId])).get(accountId) ?? null;
+  }
+
+  /** The order and its items, written; returns them as stored (no read back). `customer`: the owner's username when the caller knows it. */
+  async insert(trx: Transaction<DB>, order: Insertable<OrderTable>, items: Omit<ItemRecord, 'order_id'>[], customer?: string): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
+    const row = (await insertOrder(trx, order))[0]!;
+    const orderId = Number(row.id);
     const stored = items.map((item) => ({ ...item, order_id: orderId }));
     await trx.insertInto('order_items').values(stored).execute();
-    return { order: record, items: stored };
+    return { order: { ...row, customer: await this.#customerOf(trx, row.account_id, customer) }, items: stored };
   }
 
   /**
    * A new order with its items and first status change: one round trip on PostgreSQL, three
    * local statements on SQLite (no data-modifying CTEs there). Returns them as stored.
+   * `customer`: the owner's username when the caller knows it (else one more query asks identity).
    */
   async insertPlaced(
     trx: Transaction<DB>,
     order: Insertable<OrderTable>,
     items: Omit<ItemRecord, 'order_id'>[],
     change: Omit<Insertable<OrderStatusChangeTable>, 'order_id'>,
+    customer?: string,
   ): Promise<{ order: OrderRecord; items: ItemRecord[] }> {
     if (!isPostgres(trx)) {
-      const placed = await this.insert(trx, order, items);
+      const placed = await this.insert(trx, order, items, customer);
       await insertStatusChange(trx, { ...change, order_id: Number(placed.order.id) });
       return placed;
     }
@@ -125,7 +144,7 @@ export class OrderRepository {
       item_prices: items.map((item) => item.price_cents),
     });
     const orderId = Number(record!.id);
-    return { order: record!, items: items.map((item) => ({ ...item, order_id: orderId })) };
+    return { order: { ...record!, customer: await this.#customerOf(trx, record!.account_id, customer) }, items: items.map((item) => ({ ...item, order_id: orderId })) };
   }
 
   async recordStatus(trx: Transaction<DB>, orderId: number, status: OrderStatus, actor: OrderActor, note: string | null, at: string): Promise<void> {
@@ -133,13 +152,24 @@ export class OrderRepository {
   }
 
   async find(executor: Kysely<DB>, id: number): Promise<OrderRecord | undefined> {
-    return selectOrders(executor).where('o.id', '=', id).executeTakeFirst();
+    const row = await selectOrders(executor).where('o.id', '=', id).executeTakeFirst();
+    return row && (await this.withCustomers(executor, [row]))[0];
+  }
+
+  /**
+   * The order read again after a change of its own row, keeping `previous`'s customer: no
+   * change of an order moves it to another account, so identity is not asked twice.
+   */
+  async reread(executor: Kysely<DB>, previous: OrderRecord): Promise<OrderRecord> {
+    const row = await selectOrders(executor).where('o.id', '=', Number(previous.id)).executeTakeFirstOrThrow();
+    return { ...row, customer: row.account_id === previous.account_id ? previous.customer : (await this.withCustomers(executor, [row]))[0]!.customer };
   }
 
   /** The order, locked until the transaction ends on PostgreSQL (SQLite: one writer at a time). */
   async lock(trx: Transaction<DB>, id: number): Promise<OrderRecord | undefined> {
     const query = selectOrders(trx).where('o.id', '=', id);
-    return (isPostgres(trx) ? query.forUpdate('o') : query).executeTakeFirst();
+    const row = await (isPostgres(trx) ? query.forUpdate('o') : query).executeTakeFirst();
+    return row && (await this.withCustomers(trx, [row]))[0];
   }
 
   async update(trx: Transaction<DB>, id: number, changes: Updateable<OrderTable>): Promise<void> {
@@ -157,7 +187,8 @@ export class OrderRepository {
       .execute();
   }
 
-  async page(filter: OrderFilter): Promise<OrderRecord[]> {
+  /** A page of rows; the caller asks withCustomers for the ones it keeps (beside their items, at once). */
+  async page(filter: OrderFilter): Promise<OrderRow[]> {
     let query = selectOrders(this.db);
     if (filter.accountId !== undefined) query = query.where('o.account_id', '=', filter.accountId);
     if (filter.statuses?.length) query = query.where('o.status', 'in', filter.statuses);

@@ -6,6 +6,7 @@ import type { FeatureModule, Job } from '../../kernel/module.js';
 import type { CursorCodec } from '../../kernel/pagination.js';
 import type { CheeseDeletionPort, CheeseDirectory, StockService } from '../catalogue/catalogue.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
+import type { AccountDirectory } from '../identity/identity.module.js';
 import type { AccountDeletionPort, CustomerService, PreferencesService } from '../customers/customers.module.js';
 import { SubscriptionRepository } from './subscription.repository.js';
 import { subscriptionRoutes } from './subscription.routes.js';
@@ -36,7 +37,8 @@ export interface OrdersOptions {
   /** The real providers, when a deployment has them; simulated otherwise. */
   payments?: PaymentGateway;
   courier?: Courier;
-  accountIdOf: (username: string) => Promise<number | undefined>;
+  /** Identity's accounts: an order's customer (a username) and staff's filter by one. */
+  accounts: AccountDirectory;
   tiers?: CustomerTierPort;
   /** Customers' preference profiles and accounts, for recommendations and subscriptions. */
   preferences?: PreferencesService;
@@ -62,11 +64,11 @@ function pollMs(delays: StepDelays): number {
 /** Orders of both forms, their lifecycle worker, and what deleting a cheese does to them. */
 export function createOrdersModule(options: OrdersOptions): OrdersModule {
   const { db, outbox, stock } = options;
-  const orders = new OrderRepository(db);
+  const orders = new OrderRepository(db, options.accounts);
   const payments = options.payments ?? simulatedPayments;
   const lifecycle = new OrderLifecycle({ db, orders, stock, outbox, payments, courier: options.courier ?? simulatedCourier, delays: options.delays, tiers: options.tiers });
   const placement = new OrderPlacement({ orders, lifecycle, stock, cheeses: options.cheeses, payments });
-  const service = new OrderService({ db, orders, lifecycle, stock, cheeses: options.cheeses, placement, cursors: options.cursors, accountIdOf: options.accountIdOf });
+  const service = new OrderService({ db, orders, lifecycle, stock, cheeses: options.cheeses, placement, cursors: options.cursors, accountIdOf: (username) => options.accounts.idOfUsername(db, username) });
   const recommendations = options.preferences ? new RecommendationService({ db, orders, cheeses: options.cheeses, preferences: options.preferences }) : undefined;
   const subscriptions =
     options.customers && recommendations

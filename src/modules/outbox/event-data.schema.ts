@@ -212,13 +212,19 @@ export const Metadata = Type.Object(
     api_version: Type.String({ description: 'The API version of the deployment that recorded the event.' }),
     environment: Type.Enum(['development', 'sandbox', 'production'], { description: 'The deployment\'s `CHEESE_ENV`.' }),
     request_id: Nullable(Type.String(), 'The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs).'),
+    idempotency_key: Nullable(
+      Type.String({ minLength: 1, maxLength: 255 }),
+      'The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5).',
+    ),
+    object_type: Type.String({ description: 'What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on.' }),
+    object_id: Type.String({ description: 'The id of what the event is about, as a string (an order\'s, a cheese\'s, a customer\'s account\'s, an API key\'s, a webhook\'s).' }),
     sequence: Type.Optional(Type.Integer({ minimum: 1, description: 'Order events only: the order\'s events numbered from 1, to put them in order.' })),
     order_id: Type.Optional(Id('Order events only: the order\'s id.')),
   },
   {
     ...closed,
     description: 'Every event\'s `metadata`.',
-    examples: [{ api_version: '2.4.0', environment: 'production', request_id: '6f1c2b9e-3a4d-4e8f-9b1a-2c3d4e5f6a7b', sequence: 1, order_id: '1042' }],
+    examples: [{ api_version: '2.4.0', environment: 'production', request_id: '6f1c2b9e-3a4d-4e8f-9b1a-2c3d4e5f6a7b', idempotency_key: 'order-7d1f0c2e', object_type: 'order', object_id: '1042', sequence: 1, order_id: '1042' }],
   },
 );
 

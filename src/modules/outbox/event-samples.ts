@@ -31,6 +31,12 @@ export const SAMPLE_CREATED_AT = '2026-06-12T10:15:00.000Z';
 const SEQUENCE: Partial<Record<EventType, number>> = { 'order.placed': 1, 'order.confirmed': 2, 'order.shipped': 3, 'order.delivered': 4, 'order.cancelled': 2 };
 const BY_JOB = new Set<EventType>(['order.confirmed', 'order.shipped', 'order.delivered', 'api_key.expiring']);
 
+/** What the event is about, as the emitting code names it (aggregate type and id). */
+function objectOf(type: EventType, data: Record<string, unknown>): { object_type: string; object_id: unknown } {
+  const objectType = type.slice(0, type.indexOf('.'));
+  return { object_type: objectType, object_id: data[`${objectType}_id`] };
+}
+
 /** The envelope an event of `type` with this `data` is delivered in. */
 export function sampleEnvelope(type: EventType, data: Record<string, unknown>, options: SampleOptions = {}): SampleEnvelope {
   const hash = createHash('sha256').update(`${type}:${JSON.stringify(data)}`).digest('hex');
@@ -46,6 +52,8 @@ export function sampleEnvelope(type: EventType, data: Record<string, unknown>, o
       api_version: options.apiVersion ?? SAMPLE_API_VERSION,
       environment: options.environment ?? 'production',
       request_id: byJob ? null : requestId,
+      idempotency_key: type === 'order.placed' ? `order-${hash.slice(24, 32)}` : null,
+      ...objectOf(type, data),
       ...(sequence === undefined ? {} : { sequence, order_id: data.order_id }),
     },
   };

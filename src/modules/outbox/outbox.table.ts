@@ -1,9 +1,10 @@
+import type { Generated } from 'kysely';
 import { tableColumns } from '../../db/table-columns.js';
-import type { Id, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { Id, Timestamp } from '../../db/columns.js';
 
 export interface OutboxTable {
   id: Id;
-  /** The envelope id (`evt_…`) receivers use for idempotency. */
+  /** The envelope id (`evt_` + a UUIDv7's 32 hex digits, so its time can be read back) receivers use for idempotency. */
   event_id: string;
   type: string;
   aggregate_type: string;
@@ -14,9 +15,11 @@ export interface OutboxTable {
   metadata: string;
   /** Who may receive it: `public`, `account:<id>` (that account, and staff) or `staff`. */
   audience: string;
+  /** The `CHEESE_ENV` of the deployment that recorded it. */
+  environment: string;
   created_at: Timestamp;
-  /** Set by the dispatcher once fanned out to the webhooks subscribed to it. */
-  dispatched_at: NullableTimestamp;
+  /** PostgreSQL: the writing transaction's id (the column's default); SQLite: 0. The log's order is (txid, id). */
+  txid: Generated<number>;
 }
 export const OUTBOX_COLUMNS = tableColumns<OutboxTable>()({
   id: 'not null',
@@ -27,6 +30,21 @@ export const OUTBOX_COLUMNS = tableColumns<OutboxTable>()({
   data: 'not null',
   metadata: 'not null',
   audience: 'not null',
+  environment: 'not null',
   created_at: 'not null',
-  dispatched_at: 'nullable',
+  txid: 'not null',
+});
+
+/** Each consumer's position in the log: the last (txid, id) it has passed. */
+export interface OutboxConsumerTable {
+  name: string;
+  position_txid: number;
+  position_id: number;
+  updated_at: Timestamp;
+}
+export const OUTBOX_CONSUMER_COLUMNS = tableColumns<OutboxConsumerTable>()({
+  name: 'not null',
+  position_txid: 'not null',
+  position_id: 'not null',
+  updated_at: 'not null',
 });

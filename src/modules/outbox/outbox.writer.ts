@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Insertable, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { nowIso } from '../../db/columns.js';
 import { prepared } from '../../db/prepared.js';
 import type { OutboxTable } from './outbox.table.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
@@ -27,6 +26,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventContext {
   requestId: string | null;
+  idempotencyKey?: string | null;
   environment: CheeseEnv;
   apiVersion: string;
 }
@@ -73,9 +73,28 @@ async function insertEvents(trx: Transaction<DB>, events: readonly NewEvent[], c
   else await trx.insertInto('outbox').values(events.map((event) => outboxRow(event, context))).execute();
 }
 
+/**
+ * `evt_` and a UUIDv7's 32 hex digits (RFC 9562): the first 48 bits are the recording time in
+ * milliseconds, so an id the log no longer holds can be told apart as pruned (410) or unknown
+ * (404) by its time alone. The rest is random, as before.
+ */
+export function newEventId(atMs: number): string {
+  const random = randomBytes(10);
+  random[0] = (random[0]! & 0x0f) | 0x70;
+  random[2] = (random[2]! & 0x3f) | 0x80;
+  return `evt_${atMs.toString(16).padStart(12, '0')}${random.toString('hex')}`;
+}
+
+/** The recording time of an event id made by newEventId; undefined for older (random) ids. */
+export function eventIdTime(eventId: string): number | undefined {
+  const match = /^evt_([0-9a-f]{12})7[0-9a-f]{3}[89ab][0-9a-f]{15}$/.exec(eventId);
+  return match ? Number.parseInt(match[1]!, 16) : undefined;
+}
+
 function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTable> & { event_id: string } {
+  const now = Date.now();
   return {
-    event_id: `evt_${randomUUID().replaceAll('-', '')}`,
+    event_id: newEventId(now),
     type: event.type,
     aggregate_type: event.aggregateType,
     aggregate_id: event.aggregateId,
@@ -84,10 +103,14 @@ function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTab
       api_version: context.apiVersion,
       environment: context.environment,
       request_id: context.requestId,
+      idempotency_key: context.idempotencyKey ?? null,
+      object_type: event.aggregateType,
+      object_id: event.aggregateId,
       ...event.metadata,
     }),
     audience: audienceText(event.audience),
-    created_at: nowIso(),
+    environment: context.environment,
+    created_at: new Date(now).toISOString(),
   };
 }
 
@@ -95,15 +118,19 @@ function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTab
 export class Outbox {
   constructor(private readonly deployment: { environment: CheeseEnv; apiVersion: string }) {}
 
+  #context(ctx: ChangeContext): EventContext {
+    return { ...this.deployment, requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey ?? null };
+  }
+
   /** Several events of one change, in order, in its transaction. */
   async record(trx: Transaction<DB>, events: readonly NewEvent[], ctx: ChangeContext): Promise<void> {
     // One statement for all of them. Every instance's webhook dispatcher wakes once (and only
     // if) the transaction commits: the dialect sees the insert (db/commit-signal.ts).
-    if (events.length > 0) await insertEvents(trx, events, { ...this.deployment, requestId: ctx.requestId });
+    if (events.length > 0) await insertEvents(trx, events, this.#context(ctx));
   }
 
   /** One event, with its outbox row id (for a module that acts on the row itself, as webhook tests do). */
   async recordOne(trx: Transaction<DB>, event: NewEvent, ctx: ChangeContext): Promise<{ outboxId: number; eventId: string }> {
-    return insertEvent(trx, event, { ...this.deployment, requestId: ctx.requestId });
+    return insertEvent(trx, event, this.#context(ctx));
   }
 }

@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { toBool, toIso, toIsoOrNull } from '../../db/columns.js';
+import type { AccountDirectory } from '../identity/identity.module.js';
 import { envelopeOf } from './webhook.envelope.js';
 import type { AttemptOutcome, DeliveryState, ErrorClass } from './webhook.table.js';
 
@@ -63,10 +64,10 @@ export interface AttemptFilter {
 /** One side of a keyset walk over ids, newest first: `older` than an id (the next page) or `newer` (the previous one). */
 export type IdBound = { older: number } | { newer: number } | null;
 
-/** Which webhooks a cross-webhook read or replay covers: these ids, or every webhook of an account (by username), or all. */
+/** Which webhooks a cross-webhook read or replay covers: these ids, and/or every webhook of one account, or all. */
 export interface WebhookScope {
   webhookIds: readonly number[] | null;
-  username: string | null;
+  accountId: number | null;
 }
 
 export interface DeadLetter {
@@ -89,10 +90,7 @@ export function deadIn(db: Kysely<DB>, scope: WebhookScope) {
     .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
     .where('d.state', '=', sql.lit('dead'));
   if (scope.webhookIds) query = query.where('d.webhook_id', 'in', [...scope.webhookIds]);
-  if (scope.username !== null) {
-    const username = scope.username;
-    query = query.where('w.account_id', '=', (eb) => eb.selectFrom('accounts').select('id').where('username', '=', username));
-  }
+  if (scope.accountId !== null) query = query.where('w.account_id', '=', scope.accountId);
   return query;
 }
 
@@ -142,7 +140,11 @@ function toAttemptView(row: AttemptRow, webhookId: number): AttemptView {
 }
 
 export class AttemptLogRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** Identity's accounts: dead letters name their webhook's owner. */
+    private readonly accounts: AccountDirectory,
+  ) {}
 
   /** The attempt log of one webhook, newest first, one side of `bound`. */
   async attempts(webhookId: number, filter: AttemptFilter, bound: IdBound, limit: number): Promise<AttemptView[]> {
@@ -211,8 +213,7 @@ export class AttemptLogRepository {
     if (scope.webhookIds?.length === 0) return [];
     let query = this.#dead(scope)
       .select((eb) => [
-        'd.id', 'd.webhook_id', 'w.url', 'd.event_id', 'd.event_type', 'd.attempts', 'd.updated_at',
-        eb.selectFrom('accounts as a').select('a.username').whereRef('a.id', '=', 'w.account_id').as('owner'),
+        'd.id', 'd.webhook_id', 'w.url', 'w.account_id', 'd.event_id', 'd.event_type', 'd.attempts', 'd.updated_at',
         eb.selectFrom('webhook_attempts as t').select('t.status_code').whereRef('t.delivery_id', '=', 'd.id').orderBy('t.id', 'desc').limit(1).as('last_status'),
         eb.selectFrom('webhook_attempts as t').select('t.error').whereRef('t.delivery_id', '=', 'd.id').orderBy('t.id', 'desc').limit(1).as('last_error'),
       ]);
@@ -221,11 +222,12 @@ export class AttemptLogRepository {
     const newer = bound !== null && 'newer' in bound;
     const rows = await query.orderBy('d.id', newer ? 'asc' : 'desc').limit(limit).execute();
     if (newer) rows.reverse();
+    const owners = await this.accounts.usernamesOf(this.db, rows.map((row) => Number(row.account_id)));
     return rows.map((row) => ({
       deliveryId: Number(row.id),
       webhookId: Number(row.webhook_id),
       webhookUrl: row.url,
-      owner: row.owner ?? '',
+      owner: owners.get(Number(row.account_id)) ?? '',
       eventId: row.event_id,
       eventType: row.event_type,
       attempts: row.attempts,

@@ -74,22 +74,14 @@ const REQUEUE = (now: string) => ({ state: 'pending' as const, attempts: 0, sche
 export class DeliveryRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  /** Claims outbox rows not yet fanned out (by state, never "after the last id seen"), marking them. */
-  claimUndispatched(trx: Transaction<DB>, now: string, limit: number): Promise<OutboxEvent[]> {
-    const due = trx.selectFrom('outbox').select('id').where('dispatched_at', 'is', null).orderBy('id').limit(limit);
-    return claimRows(trx, due, (ids) =>
-      trx
-        .updateTable('outbox')
-        .set({ dispatched_at: now })
-        .where('id', 'in', ids)
-        .returning(['id as outboxId', 'event_id as eventId', 'type', 'audience']),
-    );
-  }
-
   activeSubscribers(trx: Transaction<DB>): Promise<SubscriberRow[]> {
     return trx.selectFrom('webhooks').select(['id', 'account_id as accountId', 'events', 'scopes', 'max_attempts as maxAttempts']).where('active', '=', true).execute();
   }
 
+  /**
+   * One delivery per (webhook, event): a pair that already has one (an event fanned out again
+   * after a crash, or by an instance still running the code before the event log) is left as is.
+   */
   async insertDeliveries(trx: Transaction<DB>, deliveries: ReadonlyArray<{ webhookId: number; event: OutboxEvent; maxAttempts: number; leaseUntil?: string }>, now: string): Promise<number[]> {
     if (deliveries.length === 0) return [];
     const rows = await trx
@@ -110,6 +102,7 @@ export class DeliveryRepository {
           updated_at: now,
         })),
       )
+      .onConflict((oc) => oc.columns(['webhook_id', 'outbox_id']).doNothing())
       .returning('id')
       .execute();
     return rows.map((row) => Number(row.id));
@@ -302,18 +295,13 @@ export class DeliveryRepository {
   }
 
   /**
-   * Retention: finished deliveries (and their attempts) older than `before` go, then outbox
-   * rows that were fanned out and that no delivery needs any more (a dead-lettered one keeps
-   * its event, for replay).
+   * Retention: finished deliveries (and their attempts) older than `before` go. Outbox rows are
+   * the outbox module's to prune (EVENT_RETENTION_DAYS); it keeps every row from
+   * `lowestRetainedOutboxId` on, so a delivery (even dead-lettered, for replay) keeps its event.
    */
-  async prune(before: string, outboxBefore: string): Promise<number> {
+  async prune(before: string): Promise<number> {
     const deliveries = await this.db.deleteFrom('webhook_deliveries').where('state', 'in', ['delivered', 'dead']).where('updated_at', '<', before).executeTakeFirst();
     const attempts = await this.db.deleteFrom('webhook_attempts').where('created_at', '<', before).executeTakeFirst();
-    const outbox = await this.db
-      .deleteFrom('outbox')
-      .where('dispatched_at', '<', outboxBefore)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.outbox_id', '=', 'outbox.id'))))
-      .executeTakeFirst();
-    return Number(deliveries.numDeletedRows) + Number(attempts.numDeletedRows) + Number(outbox.numDeletedRows);
+    return Number(deliveries.numDeletedRows) + Number(attempts.numDeletedRows);
   }
 }

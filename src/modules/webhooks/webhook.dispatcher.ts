@@ -8,15 +8,19 @@ import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } fro
 import { Batch } from './batch.js';
 import { Slots } from './dispatch.rules.js';
 import { outgoingHeaders, type WebhookSender, type SendResult } from './webhook.sender.js';
-import { envelopeOf } from './webhook.envelope.js';
+import { envelopeOf, type OutboxConsumers } from '../outbox/outbox.module.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
 import { signatureHeaders } from './webhook.secrets.js';
 import { nextAttemptAt, receives } from './webhook.rules.js';
 import type { DeliveryState } from './webhook.table.js';
 
 const FAN_OUT_BATCH = 500;
+/** The fan-out's name among the outbox's consumers (migration 0021 started it past every row already fanned out). */
+export const FAN_OUT_CONSUMER = 'webhooks';
 const INSERT_CHUNK = 200;
 const REFILL_MS = 10;
+/** The first look again at events held back by an open transaction; doubling up to the poll. */
+const SETTLE_FIRST_MS = 10;
 /**
  * Cycles start at most this often. The first wake after a quiet spell runs at once; under load
  * (an order placed every millisecond) the commits of a few milliseconds share one fan-out
@@ -34,6 +38,8 @@ const MAX_OPEN_SECRETS = 1000;
 export interface DispatcherOptions {
   db: Kysely<DB>;
   deliveries: DeliveryRepository;
+  /** The outbox's consumers: the fan-out reads forward from its own position, 'webhooks'. */
+  consumers: OutboxConsumers;
   sender: WebhookSender;
   secrets: SecretBox;
   settings: WebhookSettings;
@@ -49,6 +55,8 @@ export interface DispatcherOptions {
 export class WebhookDispatcher {
   readonly #slots = new Slots();
   #refillTimer: NodeJS.Timeout | undefined;
+  #settleTimer: NodeJS.Timeout | undefined;
+  #settleDelayMs = 0;
   #refillDue = false;
   #running: Promise<void> | undefined;
   #again = false;
@@ -114,6 +122,8 @@ export class WebhookDispatcher {
     this.#stopped = true;
     clearTimeout(this.#timer);
     clearTimeout(this.#refillTimer);
+    clearTimeout(this.#settleTimer);
+    this.#settleTimer = undefined;
     clearTimeout(this.#gapTimer);
     this.#refillTimer = undefined;
     this.#gapTimer = undefined;
@@ -146,11 +156,17 @@ export class WebhookDispatcher {
     this.#timer.unref();
   }
 
-  /** One batch of new outbox rows into deliveries, in one transaction; returns the rows taken. */
+  /**
+   * One batch of the log past the 'webhooks' position into deliveries, and the position moved
+   * past it, in one transaction: instances take turns on the position (outbox consumers), a
+   * crash repeats the batch (one delivery per webhook and event holds), and nothing is skipped.
+   * Returns the events taken.
+   */
   async fanOut(): Promise<number> {
     return this.options.db.transaction().execute(async (trx) => {
       const now = nowIso();
-      const events = await this.options.deliveries.claimUndispatched(trx, now, FAN_OUT_BATCH);
+      const { events, waiting } = await this.options.consumers.consume(trx, FAN_OUT_CONSUMER, FAN_OUT_BATCH);
+      this.#settleLater(waiting);
       if (events.length === 0) return 0;
       const subscribers = (await this.options.deliveries.activeSubscribers(trx)).map((row) => ({
         ...row,
@@ -161,6 +177,7 @@ export class WebhookDispatcher {
         for (const webhook of subscribers) if (receives(webhook.subscriber, event)) rows.push({ webhookId: Number(webhook.id), event, maxAttempts: webhook.maxAttempts });
       }
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) await this.options.deliveries.insertDeliveries(trx, rows.slice(i, i + INSERT_CHUNK), now);
+      await this.options.consumers.advance(trx, FAN_OUT_CONSUMER, events.at(-1)!.position, now);
       return events.length;
     });
   }
@@ -188,6 +205,25 @@ export class WebhookDispatcher {
     // again shortly (not at once: its transaction may still hold them).
     if (lost > 0) this.#refillSoon();
     return { full: claimed.length === free };
+  }
+
+  /**
+   * Committed events wait behind a transaction still open (PostgreSQL: outbox-position.ts): no
+   * commit signal will come when it ends if it writes no event, so look again soon, backing off
+   * to the poll.
+   */
+  #settleLater(waiting: boolean): void {
+    if (!waiting) {
+      this.#settleDelayMs = 0;
+      return;
+    }
+    if (this.#stopped || this.#settleTimer) return;
+    this.#settleDelayMs = Math.min(this.options.settings.pollMs, Math.max(SETTLE_FIRST_MS, this.#settleDelayMs * 2));
+    this.#settleTimer = setTimeout(() => {
+      this.#settleTimer = undefined;
+      this.outboxCommitted();
+    }, this.#settleDelayMs);
+    this.#settleTimer.unref();
   }
 
   #refillSoon(): void {

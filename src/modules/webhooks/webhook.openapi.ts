@@ -1,4 +1,4 @@
-import { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, EVENT_TYPES, EventMetadata } from '../outbox/outbox.module.js';
+import { envelopeId, EVENT_TRIGGERS, EVENT_TYPES } from '../outbox/outbox.module.js';
 
 const header = (name: string, description: string, example: string) => ({ name, in: 'header', required: true, description, schema: { type: 'string' }, example });
 
@@ -37,18 +37,8 @@ export function webhookOpenApi(): Record<string, unknown> {
           required: true,
           content: {
             'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['id', 'type', 'created_at', 'data', 'metadata'],
-                properties: {
-                  id: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', description: 'The event id: the same on every attempt and replay.' },
-                  type: { type: 'string', const: type },
-                  created_at: { type: 'string', format: 'date-time', description: 'When the event was recorded, in the transaction of the change.' },
-                  data: EVENT_DATA_SCHEMAS[type],
-                  metadata: EventMetadata,
-                },
-              },
+              // The kind's envelope, defined once (the outbox's) and shared with the event log's Event (issue 21).
+              schema: { $ref: `#/components/schemas/${envelopeId(type)}`, unevaluatedProperties: false },
             },
           },
         },

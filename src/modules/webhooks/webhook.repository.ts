@@ -1,12 +1,12 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
-import { isPostgres } from '../../db/dialect.js';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import type { AccountDirectory } from '../identity/identity.module.js';
 import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { AttemptOutcome } from './webhook.table.js';
 
 // Never the secrets' ciphertexts: they leave the database only to sign (secretsOf).
-const VIEW_COLUMNS = ['w.id', 'w.account_id', 'a.username', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.created_at', 'w.updated_at'] as const;
+const VIEW_COLUMNS = ['w.id', 'w.account_id', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.created_at', 'w.updated_at'] as const;
 
 export interface WebhookRecord {
   id: number;
@@ -27,7 +27,6 @@ export interface WebhookRecord {
 interface Row {
   id: number;
   account_id: number;
-  username: string;
   url: string;
   events: string;
   description: string | null;
@@ -40,11 +39,11 @@ interface Row {
   updated_at: Date | string;
 }
 
-function toRecord(row: Row): WebhookRecord {
+function toRecord(row: Row, owner: string): WebhookRecord {
   return {
     id: Number(row.id),
     accountId: Number(row.account_id),
-    owner: row.username,
+    owner,
     url: row.url,
     events: JSON.parse(row.events) as string[],
     description: row.description,
@@ -81,11 +80,24 @@ export interface WebhookSummary {
   deadLettered: number;
 }
 
+/** Webhooks' SQL names only webhooks' tables: owners' usernames come from identity's AccountDirectory, one query per read. */
 export class WebhookRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly accounts: AccountDirectory,
+  ) {}
 
   #select() {
-    return this.db.selectFrom('webhooks as w').innerJoin('accounts as a', 'a.id', 'w.account_id').select(VIEW_COLUMNS);
+    return this.db.selectFrom('webhooks as w').select(VIEW_COLUMNS);
+  }
+
+  /** The rows as records, with their owners' usernames (one lookup for all). A webhook goes with its account (ON DELETE CASCADE): one whose account went meanwhile is left out, as the join left it. */
+  async #records(rows: readonly Row[]): Promise<WebhookRecord[]> {
+    const owners = await this.accounts.usernamesOf(this.db, rows.map((row) => Number(row.account_id)));
+    return rows.flatMap((row) => {
+      const owner = owners.get(Number(row.account_id));
+      return owner === undefined ? [] : [toRecord(row, owner)];
+    });
   }
 
   /**
@@ -96,7 +108,7 @@ export class WebhookRepository {
   async insertWithinLimit(input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string }, max: number): Promise<WebhookRecord | null> {
     const now = nowIso();
     const id = await this.db.transaction().execute(async (trx) => {
-      if (isPostgres(trx)) await sql`select id from accounts where id = ${input.accountId} for update`.execute(trx);
+      await this.accounts.lock(trx, input.accountId);
       const existing = await trx.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', input.accountId).executeTakeFirstOrThrow();
       if (Number(existing.n) >= max) return null;
       const row = await trx
@@ -123,15 +135,24 @@ export class WebhookRepository {
 
   async find(id: number): Promise<WebhookRecord | undefined> {
     const row = await this.#select().where('w.id', '=', id).executeTakeFirst();
-    return row && toRecord(row);
+    return row && (await this.#records([row]))[0];
   }
 
-  /** Oldest first, after `afterId`; one account's, or everyone's when `accountId` is null; only `owner`'s (a username) when given. */
+  /** The id of the account with this username (in any case), for filters by owner; undefined when none. */
+  accountIdOf(username: string): Promise<number | undefined> {
+    return this.accounts.idOfUsername(this.db, username);
+  }
+
+  /** Oldest first, after `afterId`; one account's, or everyone's when `accountId` is null; only `owner`'s (a username, in any case) when given. */
   async list(accountId: number | null, afterId: number, limit: number, owner: string | null = null): Promise<WebhookRecord[]> {
     let query = this.#select().where('w.id', '>', afterId);
     if (accountId !== null) query = query.where('w.account_id', '=', accountId);
-    if (owner !== null) query = query.where('a.username', '=', owner);
-    return (await query.orderBy('w.id').limit(limit).execute()).map(toRecord);
+    if (owner !== null) {
+      const ownerId = await this.accounts.idOfUsername(this.db, owner);
+      if (ownerId === undefined) return [];
+      query = query.where('w.account_id', '=', ownerId);
+    }
+    return this.#records(await query.orderBy('w.id').limit(limit).execute());
   }
 
   /** The latest attempt of each of these webhooks (of `accountId`'s only, unless null): one step down the (webhook_id, id) index each. */

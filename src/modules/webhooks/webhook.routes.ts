@@ -55,7 +55,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       summary: 'Your webhooks (never their secrets)',
       description: `Oldest first. ${ACCESS} Staff may ask for one account's with \`account\`.`,
       querystring: Type.Object(
-        { limit: Limit, cursor: Cursor, account: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only this account\'s webhooks (a username): for staff; anyone else naming another account gets none.' })) },
+        { limit: Limit, cursor: Cursor, account: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only this account\'s webhooks (a username, in any case): for staff; anyone else naming another account gets none.' })) },
         { additionalProperties: false },
       ),
       response: { 200: Type.Object({ items: Type.Array(WebhookRef), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401) },

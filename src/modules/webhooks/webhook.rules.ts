@@ -1,5 +1,5 @@
 import { coversScopes, hasScope, type Scope } from '../../kernel/scopes.js';
-import { EVENT_TYPES, type EventType } from '../outbox/outbox.module.js';
+import { EVENT_TYPES, requiredScope, type EventType } from '../outbox/outbox.module.js';
 
 /** `order.placed`, `order.*` or `*`. */
 export const EVENT_PATTERN = '^(\\*|[a-z_]+\\.\\*|[a-z_]+\\.[a-z_]+)$';
@@ -14,18 +14,8 @@ export function subscribesTo(patterns: readonly string[], type: string): boolean
   return patterns.some((pattern) => matchesPattern(pattern, type));
 }
 
-/**
- * The scope a subscriber's credential must have held to receive a kind (decisions.md):
- * the catalogue needs `read:cheeses`, orders `read:orders`, the customer record
- * `read:profile`. Key expiry concerns the account's own credentials; webhook.test goes only
- * to the webhook tested.
- */
-export function requiredScope(type: EventType): Scope | null {
-  if (type.startsWith('cheese.')) return 'read:cheeses';
-  if (type.startsWith('order.')) return 'read:orders';
-  if (type.startsWith('customer.')) return 'read:profile';
-  return null;
-}
+// The kind's scope is the outbox's rule, shared with the event log (issue 21).
+export { requiredScope };
 
 export interface Subscriber {
   accountId: number;

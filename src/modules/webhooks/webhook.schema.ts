@@ -136,7 +136,7 @@ export const ReplayInput = Type.Object(
 export const DeadLetterQuery = Type.Object(
   {
     webhookId: Type.Optional(RowId('Only this webhook\'s.')),
-    account: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff: only this account\'s webhooks (a username). Anyone else naming another account gets none.' })),
+    account: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff: only this account\'s webhooks (a username, in any case). Anyone else naming another account gets none.' })),
   },
   { additionalProperties: false },
 );

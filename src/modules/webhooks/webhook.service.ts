@@ -217,7 +217,7 @@ export class WebhookService {
   /** Replays one dead-lettered delivery of this webhook (true), or says it is not dead-lettered any more (false); another webhook's is a 404. */
   async replayDeadLetter(principal: Principal, id: number, deliveryId: number): Promise<boolean> {
     await this.#managed(principal, id);
-    const count = await this.options.deliveries.replayDead({ webhookIds: [id], username: null }, [deliveryId], nowIso());
+    const count = await this.options.deliveries.replayDead({ webhookIds: [id], accountId: null }, [deliveryId], nowIso());
     if (count === 0 && !(await this.options.log.hasDelivery(id, deliveryId))) throw new NotFoundError(`Delivery ${deliveryId} of webhook ${id} not found.`);
     if (count > 0) this.options.dispatcher.wake();
     return count > 0;
@@ -225,14 +225,17 @@ export class WebhookService {
 
   /** The webhooks a cross-webhook view covers: staff any (by account), others their own that this credential may manage. */
   async #scope(principal: Principal, query: DeadLetterQuery): Promise<WebhookScope> {
+    // `account` names an owner (a username, in any case, as everywhere); one that does not exist owns nothing.
+    const owner = query.account ? await this.options.webhooks.accountIdOf(query.account) : null;
+    const nothing: WebhookScope = { webhookIds: [], accountId: null };
     if (query.webhookId !== undefined) {
       await this.#managed(principal, query.webhookId);
-      return { webhookIds: [query.webhookId], username: query.account || null };
+      return owner === undefined ? nothing : { webhookIds: [query.webhookId], accountId: owner };
     }
-    if (isStaff(principal)) return { webhookIds: null, username: query.account || null };
-    if (query.account && query.account !== principal.username) return { webhookIds: [], username: null };
+    if (isStaff(principal)) return owner === undefined ? nothing : { webhookIds: null, accountId: owner };
+    if (owner !== null && owner !== principal.accountId) return nothing;
     const own = await this.options.webhooks.list(principal.accountId, 0, MAX_WEBHOOKS_PER_ACCOUNT * 10, null);
-    return { webhookIds: own.filter((webhook) => managementRefusal(principal.scopes, webhook.scopes) === null).map((webhook) => webhook.id), username: null };
+    return { webhookIds: own.filter((webhook) => managementRefusal(principal.scopes, webhook.scopes) === null).map((webhook) => webhook.id), accountId: null };
   }
 
   #bound(position: PagePosition, older: string, newer: string): IdBound {

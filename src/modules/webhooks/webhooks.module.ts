@@ -3,10 +3,12 @@ import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule, Job } from '../../kernel/module.js';
 import type { CursorCodec } from '../../kernel/pagination.js';
-import type { Outbox } from '../outbox/outbox.module.js';
+import type { Outbox, OutboxConsumers, OutboxRetainer } from '../outbox/outbox.module.js';
+import type { AccountDirectory } from '../identity/identity.module.js';
 import { AddressGuard } from './address.guard.js';
 import { AttemptLogRepository } from './attempt-log.repository.js';
 import { DeliveryRepository } from './delivery.repository.js';
+import { DeliveryStatusRepository } from './delivery-status.repository.js';
 import { WebhookDispatcher } from './webhook.dispatcher.js';
 import { WebhookRepository } from './webhook.repository.js';
 import { webhookOpenApi } from './webhook.openapi.js';
@@ -27,6 +29,10 @@ export interface WebhooksOptions {
   db: Kysely<DB>;
   environment: CheeseEnv;
   outbox: Outbox;
+  /** Identity's accounts: webhooks' owners (usernames), and the lock that bounds webhooks per account. */
+  accounts: AccountDirectory;
+  /** The outbox's consumers: the fan-out is the one named 'webhooks'. */
+  outboxConsumers: OutboxConsumers;
   /** Encrypts webhook secrets at rest (through a key derived from it). */
   appSecret: string;
   /** Signs the cursors of the webhook list and the attempt log. */
@@ -39,11 +45,24 @@ export interface WebhooksOptions {
   onAttempt?: (result: SendResult) => void;
 }
 
-export type WebhooksModule = FeatureModule<{ webhooks: WebhookService; dispatcher: WebhookDispatcher; openapi: () => Record<string, unknown> }>;
+/** What the event log asks of webhooks: how each event's deliveries stand (issue 21). */
+export interface DeliveryStatus {
+  /** Per outbox id, deliveries not delivered yet (pending or dead-lettered), of `accountId`'s webhooks (null: all). */
+  undeliveredCounts(outboxIds: readonly number[], accountId: number | null): Promise<Map<number, number>>;
+  /** Outbox ids, newest first (at most `limit`), with a delivery not delivered yet. */
+  undeliveredOutboxIds(accountId: number | null, limit: number): Promise<number[]>;
+}
+
+export type WebhooksModule = FeatureModule<{
+  webhooks: WebhookService;
+  dispatcher: WebhookDispatcher;
+  openapi: () => Record<string, unknown>;
+  /** Pruning the outbox keeps every row a kept delivery points at. */
+  outboxRetainer: OutboxRetainer;
+  deliveryStatus: DeliveryStatus;
+}>;
 
 const HOUR_MS = 3_600_000;
-/** Outbox rows no delivery needs are kept this long after fan-out, for inspection. */
-const OUTBOX_GRACE_MS = HOUR_MS;
 
 /** Webhooks: subscriptions, and delivery of outbox events to them (decisions.md §8). */
 export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
@@ -51,17 +70,17 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
   const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt });
   const secrets = webhookSecretBox(options.appSecret);
-  const webhookRepository = new WebhookRepository(db);
+  const webhookRepository = new WebhookRepository(db, options.accounts);
   const deliveries = new DeliveryRepository(db);
-  const dispatcher = new WebhookDispatcher({ db, deliveries, sender, secrets, settings, log: options.log });
-  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
+  const status = new DeliveryStatusRepository(db);
+  const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log });
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db, options.accounts), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
   let unsubscribe: (() => void) | undefined;
 
   const prune: Job = {
     name: 'webhooks.prune',
     everyMs: HOUR_MS,
-    run: (now = new Date()) =>
-      deliveries.prune(new Date(now.getTime() - settings.retentionDays * 24 * HOUR_MS).toISOString(), new Date(now.getTime() - OUTBOX_GRACE_MS).toISOString()),
+    run: (now = new Date()) => deliveries.prune(new Date(now.getTime() - settings.retentionDays * 24 * HOUR_MS).toISOString()),
   };
 
   return {
@@ -84,6 +103,12 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
         },
       },
     ],
-    provides: { webhooks, dispatcher, openapi: webhookOpenApi },
+    provides: {
+      webhooks,
+      dispatcher,
+      openapi: webhookOpenApi,
+      outboxRetainer: { lowestRetainedOutboxId: () => status.lowestOutboxId() },
+      deliveryStatus: { undeliveredCounts: (ids, accountId) => status.undeliveredCounts(ids, accountId), undeliveredOutboxIds: (accountId, limit) => status.undeliveredOutboxIds(accountId, limit) },
+    },
   };
 }

@@ -1,0 +1,144 @@
+import { ForbiddenError, InvalidRequestError, NotFoundError } from '../../kernel/errors.js';
+import type { CursorCodec } from '../../kernel/pagination.js';
+import type { Principal } from '../../kernel/principal.js';
+import { hasScope } from '../../kernel/scopes.js';
+import { EVENT_TYPES, eventIdTime, eventJson, requiredScope, type EventType, type LogPosition, type LogQuery, type OutboxLog, type OutboxRecord } from '../outbox/outbox.module.js';
+import { EventGoneError } from './event.errors.js';
+import type { DeliveryStatusPort } from './events.ports.js';
+
+/** At most this many events are looked at for `delivery_success=false` (the most recent with a delivery not delivered). */
+export const UNDELIVERED_WINDOW = 1000;
+const MAX_TYPES = 20;
+const CURSOR_KIND = 'events';
+
+export interface EventFilters {
+  limit: number;
+  cursor?: string;
+  type?: string | string[];
+  createdGte?: string;
+  createdLt?: string;
+  objectType?: string;
+  objectId?: string;
+  undelivered?: boolean;
+  order: 'asc' | 'desc';
+  after?: string;
+}
+
+/** A page as JSON text: each item the envelope's bytes and `pending_webhooks` (outbox.envelope.ts). */
+export interface EventPageText {
+  body: string;
+  count: number;
+}
+
+const matches = (pattern: string, type: string) => pattern === '*' || (pattern.endsWith('.*') ? type.startsWith(pattern.slice(0, -1)) : pattern === type);
+
+/**
+ * The event log (issue 21): the outbox read in commit order, through the prefix no open
+ * transaction can still add to (outbox-position.ts). A caller sees the kinds its credential's
+ * scopes cover (as a webhook it registered would receive), and of those the public events,
+ * its account's, or every one for staff; only this deployment's environment. Anything else
+ * is a 404, as if it did not exist.
+ */
+export class EventService {
+  constructor(
+    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number },
+  ) {}
+
+  async list(principal: Principal, filters: EventFilters): Promise<EventPageText> {
+    const types = this.#types(principal, filters.type);
+    if (filters.objectId !== undefined && filters.objectType === undefined) throw new InvalidRequestError('object_id needs object_type.', [{ field: 'object_id', message: 'needs object_type' }]);
+    if (filters.after !== undefined && filters.order !== 'asc') throw new InvalidRequestError('after pages forward: send it with order=asc.', [{ field: 'after', message: 'needs order=asc' }]);
+    if (filters.after !== undefined && filters.cursor !== undefined) throw new InvalidRequestError('Send either after or cursor, not both: the cursor already says where the page starts.', [{ field: 'cursor', message: 'not with after' }]);
+    if (filters.createdGte !== undefined && filters.createdLt !== undefined && Date.parse(filters.createdGte) >= Date.parse(filters.createdLt)) {
+      throw new InvalidRequestError('created_gte must be before created_lt.', [{ field: 'created_lt', message: 'must be after created_gte' }]);
+    }
+    const staff = principal.scopes.has('admin');
+    const accountId = staff ? null : principal.accountId;
+    const binding = JSON.stringify([types, filters.createdGte ?? null, filters.createdLt ?? null, filters.objectType ?? null, filters.objectId ?? null, Boolean(filters.undelivered), filters.order]);
+    let from: LogPosition | undefined;
+    if (filters.cursor !== undefined) from = this.options.cursors.decode(CURSOR_KIND, filters.cursor, readPosition, { binding });
+    else if (filters.after !== undefined) from = await this.#positionOf(principal, filters.after);
+    const query: LogQuery = {
+      environment: this.options.environment,
+      audiences: staff ? null : ['public', `account:${principal.accountId}`],
+      types,
+      ...(filters.createdGte !== undefined && { createdGte: new Date(filters.createdGte).toISOString() }),
+      ...(filters.createdLt !== undefined && { createdLt: new Date(filters.createdLt).toISOString() }),
+      ...(filters.objectType !== undefined && { object: { type: filters.objectType, ...(filters.objectId !== undefined && { id: filters.objectId }) } }),
+      ...(filters.undelivered && { outboxIds: await this.options.deliveries.undeliveredOutboxIds(accountId, UNDELIVERED_WINDOW) }),
+      order: filters.order,
+      ...(from && { from }),
+      limit: filters.limit + 1,
+    };
+    const rows = await this.options.log.page(query);
+    const hasMore = rows.length > filters.limit;
+    const items = rows.slice(0, filters.limit);
+    const last = items.at(-1);
+    const nextCursor = hasMore && last ? this.options.cursors.encode(CURSOR_KIND, [last.txid, last.outboxId], binding) : null;
+    const pending = await this.options.deliveries.undeliveredCounts(items.map((row) => row.outboxId), accountId);
+    const body = `{"items":[${items.map((row) => this.#json(row, pending)).join(',')}],"hasMore":${hasMore},"nextCursor":${JSON.stringify(nextCursor)}}`;
+    return { body, count: items.length };
+  }
+
+  async get(principal: Principal, eventId: string): Promise<string> {
+    const row = await this.#visible(principal, eventId);
+    const pending = await this.options.deliveries.undeliveredCounts([row.outboxId], principal.scopes.has('admin') ? null : principal.accountId);
+    return this.#json(row, pending);
+  }
+
+  #json(row: OutboxRecord, pending: ReadonlyMap<number, number>): string {
+    return eventJson({ eventId: row.eventId, eventType: row.type, createdAt: row.createdAt, data: row.data, metadata: row.metadata }, pending.get(row.outboxId) ?? 0);
+  }
+
+  async #positionOf(principal: Principal, eventId: string): Promise<LogPosition> {
+    const row = await this.#visible(principal, eventId);
+    return { txid: row.txid, id: row.outboxId };
+  }
+
+  /** The event if this caller may see it; 410 for an id whose time is past the retention, 404 otherwise. */
+  async #visible(principal: Principal, eventId: string): Promise<OutboxRecord> {
+    const row = await this.options.log.byEventId(eventId, this.options.environment);
+    if (row && this.#maySee(principal, row)) return row;
+    const recordedAt = eventIdTime(eventId);
+    if (!row && recordedAt !== undefined && recordedAt < Date.now() - this.options.retentionDays * 86_400_000) {
+      throw new EventGoneError(`Event ${eventId} is older than the log keeps (${this.options.retentionDays} days): it has been pruned. Start again without after, or from a newer event.`);
+    }
+    throw new NotFoundError(`Event ${eventId} not found.`);
+  }
+
+  #maySee(principal: Principal, row: OutboxRecord): boolean {
+    const scope = requiredScope(row.type as EventType);
+    if (scope !== null && !hasScope(principal.scopes, scope)) return false;
+    return row.audience === 'public' || principal.scopes.has('admin') || row.audience === `account:${principal.accountId}`;
+  }
+
+  /**
+   * The exact kinds asked for (every kind without `type`), narrowed to what the credential may
+   * read. A pattern matching no kind is a 400; an exact kind it may not read, a 403 naming the
+   * scope; a wildcard keeps only what it may.
+   */
+  #types(principal: Principal, raw: string | string[] | undefined): EventType[] {
+    const patterns = raw === undefined ? ['*'] : (Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(',')).map((value) => value.trim());
+    if (patterns.length > MAX_TYPES) throw new InvalidRequestError(`type: at most ${MAX_TYPES} kinds or wildcards.`, [{ field: 'type', message: `at most ${MAX_TYPES}` }]);
+    const readable = (type: EventType) => {
+      const scope = requiredScope(type);
+      return scope === null || hasScope(principal.scopes, scope);
+    };
+    const kinds = new Set<EventType>();
+    for (const pattern of patterns) {
+      const matched = EVENT_TYPES.filter((type) => matches(pattern, type));
+      if (matched.length === 0) throw new InvalidRequestError(`type: ${JSON.stringify(pattern)} is no event kind (see docs/events.md).`, [{ field: 'type', message: `unknown kind ${pattern}` }]);
+      if (!pattern.includes('*') && !readable(pattern as EventType)) {
+        throw new ForbiddenError(`type: reading ${pattern} needs the ${requiredScope(pattern as EventType)} scope.`);
+      }
+      for (const type of matched) if (readable(type)) kinds.add(type);
+    }
+    return [...kinds].sort();
+  }
+}
+
+function readPosition(position: unknown): LogPosition | undefined {
+  if (!Array.isArray(position) || position.length !== 2) return undefined;
+  const [txid, id] = position as unknown[];
+  return Number.isSafeInteger(txid) && (txid as number) >= 0 && Number.isSafeInteger(id) && (id as number) > 0 ? { txid: txid as number, id: id as number } : undefined;
+}

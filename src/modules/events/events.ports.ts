@@ -1,0 +1,11 @@
+/**
+ * What the event log asks the module that delivers events (webhooks implements it; the
+ * composition root plugs it in): how each event's deliveries stand, counting only `accountId`'s
+ * webhooks (null: every account's, for staff).
+ */
+export interface DeliveryStatusPort {
+  /** Per outbox row id, its deliveries not delivered yet (pending or dead-lettered); absent: none. */
+  undeliveredCounts(outboxIds: readonly number[], accountId: number | null): Promise<Map<number, number>>;
+  /** The outbox row ids, newest first, at most `limit`, with a delivery not delivered yet. */
+  undeliveredOutboxIds(accountId: number | null, limit: number): Promise<number[]>;
+}

@@ -1,0 +1,103 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { isPostgres } from '../../db/dialect.js';
+import { beyond, settled, type LogPosition } from './outbox-position.js';
+
+/** One event as a consumer takes it: enough to decide who gets it, and where it sits in the log. */
+export interface ConsumedEvent {
+  outboxId: number;
+  eventId: string;
+  type: string;
+  audience: string;
+  position: LogPosition;
+}
+
+/** The start of the log: a consumer seen for the first time reads every row still kept. */
+const START: LogPosition = { txid: 0, id: 0 };
+
+/**
+ * Consumers of the outbox (the webhook fan-out today), each with its own position in
+ * `outbox_consumers`. A consumer reads forward from its position through the settled prefix
+ * (outbox-position.ts) and moves its position in the same transaction as what it does with
+ * the rows, so a crash repeats a batch at most, never skips one. Instances consuming under
+ * one name take turns on the consumer's row (a row lock on PostgreSQL; SQLite has one writer).
+ */
+export class OutboxConsumerRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /**
+   * Locks the consumer's position and answers the next `limit` settled rows past it, in log
+   * order; `waiting`: rows past it exist that are not settled yet (a transaction that began
+   * writing before them is still open, maybe elsewhere on the server), so ask again shortly.
+   */
+  async consume(trx: Transaction<DB>, consumer: string, limit: number): Promise<{ events: ConsumedEvent[]; waiting: boolean }> {
+    const position = await this.#lock(trx, consumer);
+    const postgres = isPostgres(trx);
+    const rows = await trx
+      .selectFrom('outbox')
+      .select(['id', 'txid', 'event_id', 'type', 'audience'])
+      .where((eb) => eb.and([beyond(eb, '>', position), settled(eb, postgres)]))
+      .orderBy('txid')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const events = rows.map((row) => ({ outboxId: Number(row.id), eventId: row.event_id, type: row.type, audience: row.audience, position: { txid: Number(row.txid), id: Number(row.id) } }));
+    if (!postgres || events.length === limit) return { events, waiting: false };
+    const from = events.at(-1)?.position ?? position;
+    const unsettled = await trx
+      .selectFrom('outbox')
+      .select('id')
+      .where((eb) => eb.and([beyond(eb, '>', from), eb.not(settled(eb, postgres))]))
+      .limit(1)
+      .executeTakeFirst();
+    return { events, waiting: unsettled !== undefined };
+  }
+
+  /** Moves the consumer past `last` (a row `consume` answered, in the same transaction). */
+  async advance(trx: Transaction<DB>, consumer: string, last: LogPosition, now: string): Promise<void> {
+    await trx.updateTable('outbox_consumers').set({ position_txid: last.txid, position_id: last.id, updated_at: now }).where('name', '=', consumer).execute();
+  }
+
+  async #lock(trx: Transaction<DB>, consumer: string): Promise<LogPosition> {
+    // SQLite: a write first, so the transaction holds the one write lock before it reads (a
+    // deferred transaction that read first would fail to write once another instance moved on).
+    if (!isPostgres(trx)) await trx.updateTable('outbox_consumers').set({ updated_at: new Date().toISOString() }).where('name', '=', consumer).execute();
+    const select = () => {
+      const query = trx.selectFrom('outbox_consumers').select(['position_txid', 'position_id']).where('name', '=', consumer);
+      return (isPostgres(trx) ? query.forUpdate() : query).executeTakeFirst();
+    };
+    let row = await select();
+    if (!row) {
+      await trx
+        .insertInto('outbox_consumers')
+        .values({ name: consumer, position_txid: START.txid, position_id: START.id, updated_at: new Date().toISOString() })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      row = await select();
+    }
+    return { txid: Number(row!.position_txid), id: Number(row!.position_id) };
+  }
+
+  /**
+   * Deletes, in batches, rows recorded before `before` that every consumer has passed and whose
+   * id is below `keepFrom` (the lowest id a consumer's own records still point at), so no
+   * consumer ever finds a row gone that it has not finished with. Answers how many went.
+   */
+  async prune(before: string, keepFrom: number | null, batch = 1000): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const doomed = this.db
+        .selectFrom('outbox')
+        .select('id')
+        .where('created_at', '<', before)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('outbox_consumers as c').select('c.name').where((inner) => inner(inner.refTuple('outbox.txid', 'outbox.id'), '>', inner.refTuple('c.position_txid', 'c.position_id'))))))
+        .$if(keepFrom !== null, (query) => query.where('id', '<', keepFrom!))
+        .limit(batch);
+      const result = await this.db.deleteFrom('outbox').where('id', 'in', doomed).executeTakeFirst();
+      const deleted = Number(result.numDeletedRows);
+      total += deleted;
+      if (deleted < batch) return total;
+    }
+  }
+}
+
