@@ -66,8 +66,13 @@ export function createModules(
     planOf: (accountId) => identity.provides.accounts.planOf(accountId),
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
-  const metrics = createMetricsModule({ database, limitCounts: limits.provides.counts });
   const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30 });
+  const metrics = createMetricsModule({
+    database,
+    limitCounts: limits.provides.counts,
+    // Read at scrape time, when webhooks (built below, with the metrics' attempt counter) exists.
+    backlog: { outbox: outbox.provides.consumers, deliveries: { backlog: (executor, now) => webhooks.provides.deliveryBacklog.backlog(executor, now) } },
+  });
   const identity = createIdentityModule({
     db,
     environment: config.env,
@@ -116,6 +121,7 @@ export function createModules(
     appSecret: config.appSecret,
     publicUrl: config.publicUrl,
     clients: identity.provides.oauthClients,
+    clientDirectory: identity.provides.clientDirectory,
     logins: identity.provides.logins,
     accounts: identity.provides.accounts,
     directory: identity.provides.directory,
@@ -147,6 +153,7 @@ export function createModules(
     outbox: outbox.provides.outbox,
     accounts: identity.provides.directory,
     outboxConsumers: outbox.provides.consumers,
+    outboxRows: outbox.provides.rows,
     appSecret: config.appSecret,
     cursors,
     settings: config.webhooks,

@@ -2,9 +2,11 @@ import net from 'node:net';
 import os from 'node:os';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
 import { startJobs } from '../../src/jobs.js';
-import { createMetricsModule, startMetricsServer } from '../../src/modules/metrics/metrics.module.js';
+import { createMetricsModule, startMetricsServer, type BacklogSources } from '../../src/modules/metrics/metrics.module.js';
+import { OutboxConsumerRepository } from '../../src/modules/outbox/outbox-consumer.repository.js';
+import { DeliveryStatusRepository } from '../../src/modules/webhooks/delivery-status.repository.js';
 import { createAdminTestApp } from '../helpers/app.js';
 import { createTestStorage, DIALECT, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { freePort } from '../helpers/oauth.js';
@@ -15,6 +17,11 @@ interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;
+}
+
+/** The backlog gauges' sources as src/modules.ts wires them: the outbox's and webhooks' own reads. */
+function backlogOf(database: Database): BacklogSources {
+  return { outbox: new OutboxConsumerRepository(database.db), deliveries: new DeliveryStatusRepository(database.db) };
 }
 
 /** The samples of the Prometheus text format (comments skipped). */
@@ -185,7 +192,7 @@ describe('the metrics server', () => {
   it('binds 127.0.0.1 when told so, and answers nothing but /metrics', async () => {
     const storage = await createTestStorage();
     const database = openDatabase({ dataDir: storage.dataDir });
-    const metrics = createMetricsModule({ database });
+    const metrics = createMetricsModule({ database, backlog: backlogOf(database) });
     const server = await startMetricsServer(metrics.provides, { port: 0, host: '127.0.0.1' });
     try {
       expect(server.address.address).toBe('127.0.0.1');
@@ -237,6 +244,40 @@ describe(`metrics of one app (${DIALECT})`, () => {
       expect(valueOf(text, 'fromagerie_webhook_attempts_total', { outcome: 'delivered' })).toBeGreaterThanOrEqual(1);
       expect(valueOf(text, 'fromagerie_webhook_attempts_total', { outcome: 'connection_refused' })).toBeGreaterThanOrEqual(1);
       expect(valueOf(text, 'fromagerie_webhook_attempt_duration_seconds_count')).toBeGreaterThanOrEqual(2);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+
+  it('counts the deliveries pending, due and dead (the webhooks module\'s read), never the delivered ones', async () => {
+    const { t, auth } = await createAdminTestApp();
+    const receiver = await new Receiver().start();
+    const closed = await freePort();
+    try {
+      const failing = await t.http.post('/v2/webhooks', { headers: auth, json: { url: `http://127.0.0.1:${closed}/nobody`, events: ['cheese.*'] } });
+      const answering = await t.http.post('/v2/webhooks', { headers: auth, json: { url: receiver.url('/ok'), events: ['order.*'] } });
+      expect([failing.status, answering.status]).toEqual([201, 201]);
+      expect((await t.http.post('/v2/cheeses', { headers: auth, json: { name: 'Backlog Beaufort', pricePerKg: 20, stockQuantityKg: 50, status: 'available' } })).status).toBe(201);
+      // A test is one attempt, made at once: to the closed port it is dead-lettered, to the receiver delivered.
+      expect((await t.http.post(`/v2/webhooks/${failing.body.id}/test`, { headers: auth })).body.outcome).toBe('dead_lettered');
+      expect((await t.http.post(`/v2/webhooks/${answering.body.id}/test`, { headers: auth })).body.outcome).toBe('delivered');
+      // No dispatcher runs in this app: the fan-out is run here, and nothing else is attempted.
+      const { dispatcher } = t.app.modules.webhooks.provides;
+      const text = await until(
+        async () => {
+          await dispatcher.fanOut();
+          return t.app.metrics.text();
+        },
+        (s) => valueOf(s, 'fromagerie_outbox_undispatched_events') === 0,
+      );
+      const cheeseEvents = (await t.http.get('/v2/events?type=cheese.*', { headers: auth })).body.items.length;
+      expect(cheeseEvents).toBeGreaterThanOrEqual(1);
+      expect(valueOf(text, 'fromagerie_outbox_undispatched_events')).toBe(0);
+      expect(valueOf(text, 'fromagerie_outbox_lag_seconds')).toBe(0);
+      expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'pending' })).toBe(cheeseEvents);
+      expect(valueOf(text, 'fromagerie_webhook_deliveries_due')).toBe(cheeseEvents);
+      expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'dead' })).toBe(1);
     } finally {
       await t.close();
       await receiver.close();
@@ -308,7 +349,7 @@ describe(`metrics of one app (${DIALECT})`, () => {
     const { port } = silent.address() as net.AddressInfo;
     const storage = await createTestStorage();
     const database = openDatabase({ dataDir: storage.dataDir, databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` });
-    const metrics = createMetricsModule({ database });
+    const metrics = createMetricsModule({ database, backlog: backlogOf(database) });
     try {
       const started = performance.now();
       const text = await metrics.provides.text();

@@ -121,7 +121,7 @@ describe('the claim serves accounts round-robin, on this database', () => {
     await order(e, cheese.body.id, quiet);
     await dispatcher.fanOut();
 
-    const deliveries = new DeliveryRepository(quiet.database.db);
+    const deliveries = new DeliveryRepository(quiet.database.db, quiet.app.modules.outbox.provides.rows);
     const lease = new Date(Date.now() + 3_600_000).toISOString();
     const load = (counts: Record<string, number>) => new Map(Object.entries(counts).map(([who, n]) => [accountOf.get(who)!, n]));
     const bounds = (over: Partial<ClaimBounds>): ClaimBounds => ({ limit: 8, endpointCap: 4, accountCap: 4, webhookLoad: new Map(), accountLoad: new Map(), fullWebhooks: [], fullAccounts: [], ...over });

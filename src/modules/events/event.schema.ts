@@ -59,7 +59,7 @@ export const EventListQuery = Type.Object(
     created_lt: Type.Optional(Type.String({ format: 'date-time', description: 'Recorded before this instant.' })),
     object_type: Type.Optional(Type.Enum(['order', 'cheese', 'customer', 'api_key', 'webhook'], { description: 'Only events about objects of this type (`metadata.object_type`).' })),
     object_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only events about this object (`metadata.object_id`); needs `object_type`.' })),
-    delivery_success: Type.Optional(Type.Literal('false', { description: '`false`: only events that some webhook of yours has not answered with a 2xx yet (`pending_webhooks` > 0), among the 1,000 most recent such events. `true` is refused (every event without a pending delivery would match: list without the filter).' })),
+    delivery_success: Type.Optional(Type.Literal('false', { description: '`false`: only events that some webhook of yours has not answered with a 2xx yet (`pending_webhooks` > 0): every such event, page by page. `true` is refused (every event without a pending delivery would match: list without the filter).' })),
     order: Type.Optional(Type.Enum(['desc', 'asc'], { default: 'desc', description: '`desc` (default): newest first. `asc`: oldest first, for polling forward with `after`.' })),
     after: Type.Optional(Type.String({ pattern: '^evt_[0-9a-f]{32}$', description: 'With `order=asc`: the events after this one, in commit order. An id you cannot see (or that never existed) is a 404; one past `EVENT_RETENTION_DAYS` is a 410.' })),
   },

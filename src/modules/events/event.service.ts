@@ -6,8 +6,6 @@ import { EVENT_TYPES, eventIdTime, eventJson, requiredScope, type EventType, typ
 import { EventGoneError } from './event.errors.js';
 import type { DeliveryStatusPort } from './events.ports.js';
 
-/** At most this many events are looked at for `delivery_success=false` (the most recent with a delivery not delivered). */
-export const UNDELIVERED_WINDOW = 1000;
 const MAX_TYPES = 20;
 const CURSOR_KIND = 'events';
 
@@ -65,7 +63,7 @@ export class EventService {
       ...(filters.createdGte !== undefined && { createdGte: new Date(filters.createdGte).toISOString() }),
       ...(filters.createdLt !== undefined && { createdLt: new Date(filters.createdLt).toISOString() }),
       ...(filters.objectType !== undefined && { object: { type: filters.objectType, ...(filters.objectId !== undefined && { id: filters.objectId }) } }),
-      ...(filters.undelivered && { outboxIds: await this.options.deliveries.undeliveredOutboxIds(accountId, UNDELIVERED_WINDOW) }),
+      ...(filters.undelivered && { outboxIdsIn: this.options.deliveries.undeliveredOutboxIds(accountId) }),
       order: filters.order,
       ...(from && { from }),
       limit: filters.limit + 1,

@@ -1,3 +1,5 @@
+import type { OperandExpression } from 'kysely';
+
 /**
  * What the event log asks the module that delivers events (webhooks implements it; the
  * composition root plugs it in): how each event's deliveries stand, counting only `accountId`'s
@@ -6,6 +8,9 @@
 export interface DeliveryStatusPort {
   /** Per outbox row id, its deliveries not delivered yet (pending or dead-lettered); absent: none. */
   undeliveredCounts(outboxIds: readonly number[], accountId: number | null): Promise<Map<number, number>>;
-  /** The outbox row ids, newest first, at most `limit`, with a delivery not delivered yet. */
-  undeliveredOutboxIds(accountId: number | null, limit: number): Promise<number[]>;
+  /**
+   * The outbox row ids with a delivery not delivered yet, as a subquery the log's page filters
+   * by (`LogQuery.outboxIdsIn`): any number of them, in the page's one statement.
+   */
+  undeliveredOutboxIds(accountId: number | null): OperandExpression<number>;
 }

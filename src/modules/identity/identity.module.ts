@@ -24,7 +24,7 @@ import { OAuthClientRepository } from './oauth-client.repository.js';
 import { oauthClientRoutes } from './oauth-client.routes.js';
 import { accountPlanRoutes } from './account-plan.routes.js';
 import { OAuthClientService } from './oauth-client.service.js';
-import type { AccountDirectory } from './identity.ports.js';
+import type { AccountDirectory, OAuthClientDirectory } from './identity.ports.js';
 
 export type { AccountService } from './account.service.js';
 export { MAX_ACTIVE_KEYS, type ApiKeyService } from './api-key.service.js';
@@ -34,7 +34,7 @@ export type { LoginService } from './login.service.js';
 export type { BrowserSession, BrowserSessionService, BrowserSessionSettings } from './browser-session.service.js';
 export { GRANTS, type Grant } from './oauth-client.rules.js';
 export type { CredentialRevocations, Revocation, RevocationHandler } from './credential-revocations.js';
-export type { AccountDirectory, AccountFacts } from './identity.ports.js';
+export type { AccountDirectory, AccountFacts, OAuthClientDirectory, OAuthClientName } from './identity.ports.js';
 
 export interface IdentityOptions {
   db: Kysely<DB>;
@@ -63,6 +63,8 @@ export interface IdentityProvides {
   directory: AccountDirectory;
   apiKeys: ApiKeyService;
   oauthClients: OAuthClientService;
+  /** Reads of OAuth clients in another module's statement or transaction: no other module names `oauth_clients`. */
+  clientDirectory: OAuthClientDirectory;
   /** Checks a username and password (the authorization server's login page). */
   logins: LoginService;
   /** Browser sign-ins (the dashboard's cookie sessions). */
@@ -86,7 +88,8 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs });
   revocations.handle(loginTokens);
   const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds });
-  const oauthClients = new OAuthClientService(new OAuthClientRepository(db));
+  const clientRows = new OAuthClientRepository(db);
+  const oauthClients = new OAuthClientService(clientRows);
   const browserSessionRows = new BrowserSessionRepository(db);
   const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions });
   const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations });
@@ -97,6 +100,10 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
     findByUsername: (executor, username) => accounts.findFactsByUsername(executor, username),
     lock: (trx, id) => accounts.lock(trx, id),
   };
+  const clientDirectory: OAuthClientDirectory = {
+    namesOf: (executor, ids) => clientRows.namesOf(executor, ids),
+    notRegisteredBy: (accountId, clientId) => clientRows.notRegisteredBy(accountId, clientId),
+  };
   return {
     name: 'identity',
     routes: async (app) => {
@@ -106,6 +113,6 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
       await app.register(accountPlanRoutes, { accounts: accountService });
     },
     jobs: [apiKeyExpiryJob({ db, keys, outbox }), { name: 'browser-session-pruning', everyMs: 3_600_000, run: (now) => browserSessions.prune(now) }],
-    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, directory, apiKeys, oauthClients, logins, browserSessions, revocations },
+    provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, directory, apiKeys, oauthClients, clientDirectory, logins, browserSessions, revocations },
   };
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, OperandExpression, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Role } from '../../kernel/scopes.js';
 
@@ -30,4 +30,27 @@ export interface AccountDirectory {
    * account) serialise on PostgreSQL; SQLite runs one writer at a time already.
    */
   lock(trx: Transaction<DB>, id: number): Promise<void>;
+}
+
+/** An OAuth client as another module may show it. */
+export interface OAuthClientName {
+  /** The public id (`cl_…`). */
+  clientId: string;
+  name: string;
+}
+
+/**
+ * What identity offers about the OAuth clients it registers (the `oauth_clients` table is
+ * identity's): oauth's authorized-apps list and its revocation ask here, inside their own
+ * statement or transaction.
+ */
+export interface OAuthClientDirectory {
+  /** Public ids and names by row id, in one query; a client that is gone has no entry. */
+  namesOf(executor: Kysely<DB>, ids: readonly number[]): Promise<Map<number, OAuthClientName>>;
+  /**
+   * Row ids of the clients `accountId` did not register (only the one with this public
+   * `clientId`, when given), as a subquery the caller's statement filters by: a client's own
+   * registrant holds client-credentials grants, which authorize no one.
+   */
+  notRegisteredBy(accountId: number, clientId?: string): OperandExpression<number>;
 }

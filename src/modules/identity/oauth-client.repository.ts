@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { nowIso, toIso } from '../../db/columns.js';
 import type { OAuthClientType } from './identity.table.js';
 import type { OAuthClientView } from './oauth-client.schema.js';
+import type { OAuthClientName } from './identity.ports.js';
 
 // Never secret_hash: it leaves the database only for the comparison at the token endpoint.
 const PUBLIC_COLUMNS = ['id', 'client_id', 'name', 'client_type', 'redirect_uris', 'grants', 'scopes', 'created_at', 'updated_at'] as const;
@@ -56,6 +57,22 @@ export class OAuthClientRepository {
   /** The public client_id of the client with this row id. */
   async clientIdOf(id: number): Promise<string | undefined> {
     return (await this.db.selectFrom('oauth_clients').select('client_id').where('id', '=', id).executeTakeFirst())?.client_id;
+  }
+
+  /** Public ids and names by row id, in one query in the caller's executor. */
+  async namesOf(executor: Kysely<DB>, ids: readonly number[]): Promise<Map<number, OAuthClientName>> {
+    if (ids.length === 0) return new Map();
+    const rows = await executor.selectFrom('oauth_clients').select(['id', 'client_id', 'name']).where('id', 'in', [...new Set(ids)]).execute();
+    return new Map(rows.map((row) => [Number(row.id), { clientId: row.client_id, name: row.name }]));
+  }
+
+  /** Row ids of clients `accountId` did not register (a registrant-less client counts), optionally only the one with `clientId`: a subquery. */
+  notRegisteredBy(accountId: number, clientId?: string): OperandExpression<number> {
+    return this.db
+      .selectFrom('oauth_clients')
+      .select('id')
+      .where((eb) => eb.or([eb('created_by', 'is', null), eb('created_by', '!=', accountId)]))
+      .$if(clientId !== undefined, (q) => q.where('client_id', '=', clientId!));
   }
 
   async list(): Promise<OAuthClientView[]> {

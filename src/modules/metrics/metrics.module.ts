@@ -8,12 +8,16 @@ import { httpMetrics, type ResponseHook } from './http.metrics.js';
 import { processMetrics } from './process.metrics.js';
 import { limitMetrics, type LimitCounts } from './limit.metrics.js';
 import { workMetrics, type AttemptResult, type JobRunObserver } from './work.metrics.js';
+import type { BacklogSources } from './metrics.ports.js';
 
 export { serveMetrics, startMetricsServer, type MetricsServer } from './metrics.server.js';
 export type { AttemptResult, JobRunObserver } from './work.metrics.js';
+export type { BacklogSources } from './metrics.ports.js';
 
 export interface MetricsOptions {
   database: Database;
+  /** The outbox's and webhooks' reads behind the backlog gauges (their tables are theirs). */
+  backlog: BacklogSources;
   /** The limits module's live counters (Redis fallbacks, fail-closed refusals), read when scraped. */
   limitCounts?: Readonly<LimitCounts>;
 }
@@ -47,7 +51,7 @@ export function createMetricsModule(options: MetricsOptions): MetricsModule {
   const work = workMetrics(registry);
   const stopPool = databaseMetrics(registry, options.database);
   if (options.limitCounts) limitMetrics(registry, options.limitCounts);
-  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect));
+  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect, options.backlog));
   const stopProcess = processMetrics(registry);
   return {
     name: 'metrics',

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import type { OAuthClientDirectory } from '../identity/identity.module.js';
 
 /** A grant an account gave a client, still in force, with its client's public id and name. */
 export interface LiveGrantRow {
@@ -18,24 +19,26 @@ export interface LiveGrantRow {
  * (account = the client's registrant) are no authorization of anyone's: never listed here.
  */
 export class OAuthGrantRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** Identity's clients: which ones an account registered, and their public ids and names. */
+    private readonly clients: OAuthClientDirectory,
+  ) {}
 
   /** Unrevoked grants of the account holding a token still usable at `now` (a live access or refresh token, or a code not yet exchanged). */
   async liveOf(accountId: number, now: string): Promise<LiveGrantRow[]> {
     const rows = await this.db
       .selectFrom('oauth_grants as g')
-      .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
       .select((eb) => [
         'g.id',
+        'g.client_id',
         'g.scopes',
         'g.created_at',
-        'c.client_id',
-        'c.name',
         eb.selectFrom('oauth_tokens as l').select((e) => e.fn.max('l.created_at').as('at')).whereRef('l.grant_id', '=', 'g.id').as('last_token_at'),
       ])
       .where('g.account_id', '=', accountId)
       .where('g.revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('c.created_by', 'is', null), eb('c.created_by', '!=', eb.ref('g.account_id'))]))
+      .where('g.client_id', 'in', this.clients.notRegisteredBy(accountId))
       .where(({ exists, selectFrom }) =>
         exists(
           selectFrom('oauth_tokens as t')
@@ -48,27 +51,23 @@ export class OAuthGrantRepository {
       )
       .orderBy('g.id')
       .execute();
-    return rows.map((row) => ({
-      grantId: Number(row.id),
-      clientId: row.client_id,
-      clientName: row.name,
-      scopes: row.scopes,
-      createdAt: row.created_at,
-      lastTokenAt: (row.last_token_at as Date | string | null) ?? null,
-    }));
+    const clients = await this.clients.namesOf(this.db, rows.map((row) => Number(row.client_id)));
+    return rows.flatMap((row) => {
+      const client = clients.get(Number(row.client_id));
+      if (!client) return [];
+      return [{ grantId: Number(row.id), clientId: client.clientId, clientName: client.name, scopes: row.scopes, createdAt: row.created_at, lastTokenAt: (row.last_token_at as Date | string | null) ?? null }];
+    });
   }
 
   /** Revokes every unrevoked grant the account gave the client (by its public client_id) and all their tokens, at once; answers the grants' ids. */
   async revokeClientOf(accountId: number, clientId: string, now: string): Promise<number[]> {
     return this.db.transaction().execute(async (trx) => {
       const grants = await trx
-        .selectFrom('oauth_grants as g')
-        .innerJoin('oauth_clients as c', 'c.id', 'g.client_id')
-        .select('g.id')
-        .where('g.account_id', '=', accountId)
-        .where('c.client_id', '=', clientId)
-        .where('g.revoked_at', 'is', null)
-        .where((eb) => eb.or([eb('c.created_by', 'is', null), eb('c.created_by', '!=', eb.ref('g.account_id'))]))
+        .selectFrom('oauth_grants')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('client_id', 'in', this.clients.notRegisteredBy(accountId, clientId))
+        .where('revoked_at', 'is', null)
         .execute();
       const ids = grants.map((grant) => Number(grant.id));
       if (ids.length === 0) return [];

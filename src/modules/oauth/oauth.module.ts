@@ -4,7 +4,7 @@ import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule } from '../../kernel/module.js';
 import type { CredentialResolver } from '../../kernel/principal.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
-import type { AccountDirectory, AccountService, BrowserSessionService, CredentialRevocations, LoginService, OAuthClientService } from '../identity/identity.module.js';
+import type { AccountDirectory, AccountService, BrowserSessionService, CredentialRevocations, LoginService, OAuthClientDirectory, OAuthClientService } from '../identity/identity.module.js';
 import { OAuthGrantRepository } from './oauth-grant.repository.js';
 import { grantRoutes } from './oauth-grant.routes.js';
 import { OAuthGrantService } from './oauth-grant.service.js';
@@ -24,6 +24,8 @@ export interface OAuthOptions {
   /** The issuer: this deployment's public URL. */
   publicUrl: string;
   clients: OAuthClientService;
+  /** Identity's reads of clients in our statements: the authorized-apps list. */
+  clientDirectory: OAuthClientDirectory;
   logins: LoginService;
   accounts: AccountService;
   /** Identity's reads of accounts: who a token acts for. */
@@ -64,7 +66,7 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
   const bruteForce = options.bruteForce ?? NO_GUARD;
   const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce });
   const signIn = new SignInService({ server, sessions: options.sessions, binding: new ConsentBinding(options.appSecret) });
-  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db), forget: (grantId) => resolver.forget({ grantId }) });
+  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db, options.clientDirectory), forget: (grantId) => resolver.forget({ grantId }) });
   return {
     name: 'oauth',
     routes: async (app) => {

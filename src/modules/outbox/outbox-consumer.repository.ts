@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { toIso } from '../../db/columns.js';
 import { isPostgres } from '../../db/dialect.js';
 import { beyond, settled, type LogPosition } from './outbox-position.js';
 
@@ -51,6 +52,22 @@ export class OutboxConsumerRepository {
       .limit(1)
       .executeTakeFirst();
     return { events, waiting: unsettled !== undefined };
+  }
+
+  /**
+   * How far a consumer is behind (the metrics' outbox lag): the rows past its position and
+   * when the oldest of them was recorded, along the (txid, id) index; none for a consumer
+   * that has no position yet. In the caller's executor: the metrics read it under their
+   * statement timeout.
+   */
+  async behind(executor: Kysely<DB>, consumer: string): Promise<{ count: number; oldestAt: string | null }> {
+    const row = await executor
+      .selectFrom('outbox')
+      .innerJoin('outbox_consumers as c', (join) => join.on('c.name', '=', consumer))
+      .where((eb) => eb(eb.refTuple('outbox.txid', 'outbox.id'), '>', eb.refTuple('c.position_txid', 'c.position_id')))
+      .select((eb) => [eb.fn.countAll().as('count'), eb.fn.min('outbox.created_at').as('oldest')])
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.count), oldestAt: row.oldest === null ? null : toIso(row.oldest) };
   }
 
   /** Moves the consumer past `last` (a row `consume` answered, in the same transaction). */

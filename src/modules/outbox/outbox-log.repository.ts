@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { isPostgres } from '../../db/dialect.js';
 import { beyond, recordOf, RECORD_COLUMNS, settled, type LogPosition, type OutboxRecord } from './outbox-position.js';
@@ -13,8 +13,11 @@ export interface LogQuery {
   createdGte?: string;
   createdLt?: string;
   object?: { type: string; id?: string };
-  /** Only these rows (ids). */
-  outboxIds?: readonly number[];
+  /**
+   * Only the rows whose id this subquery yields (another module's selection: the events with a
+   * webhook delivery not delivered yet), so the page stays one statement however many it holds.
+   */
+  outboxIdsIn?: OperandExpression<number>;
   order: 'asc' | 'desc';
   /** Exclusive: the page starts past this position, in the order's direction. */
   from?: LogPosition;
@@ -30,7 +33,7 @@ export class OutboxLogRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
   async page(query: LogQuery): Promise<OutboxRecord[]> {
-    if (query.types?.length === 0 || query.outboxIds?.length === 0 || query.audiences?.length === 0) return [];
+    if (query.types?.length === 0 || query.audiences?.length === 0) return [];
     const postgres = isPostgres(this.db);
     const direction = query.order === 'asc' ? 'asc' : 'desc';
     const rows = await this.db
@@ -44,7 +47,7 @@ export class OutboxLogRepository {
       .$if(query.createdLt !== undefined, (q) => q.where('created_at', '<', query.createdLt!))
       .$if(query.object !== undefined, (q) => q.where('aggregate_type', '=', query.object!.type))
       .$if(query.object?.id !== undefined, (q) => q.where('aggregate_id', '=', query.object!.id!))
-      .$if(query.outboxIds !== undefined, (q) => q.where('id', 'in', [...query.outboxIds!]))
+      .$if(query.outboxIdsIn !== undefined, (q) => q.where('id', 'in', query.outboxIdsIn!))
       .$if(query.from !== undefined, (q) => q.where((eb) => beyond(eb, direction === 'asc' ? '>' : '<', query.from!)))
       .orderBy('txid', direction)
       .orderBy('id', direction)

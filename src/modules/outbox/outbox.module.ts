@@ -5,6 +5,7 @@ import type { FeatureModule, Job } from '../../kernel/module.js';
 import { Outbox } from './outbox.writer.js';
 import { OutboxConsumerRepository } from './outbox-consumer.repository.js';
 import { OutboxLogRepository } from './outbox-log.repository.js';
+import { OutboxRowRepository } from './outbox-row.repository.js';
 
 export { Outbox, EVENT_TYPES, eventIdTime, type EventType, type NewEvent } from './outbox.writer.js';
 export { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, Metadata as EventMetadata } from './event-data.schema.js';
@@ -14,6 +15,7 @@ export { requiredScope } from './event-access.rules.js';
 export { envelopeId, envelopeSchemas, kindName } from './event-envelope.schema.js';
 export type { ConsumedEvent, OutboxConsumerRepository as OutboxConsumers } from './outbox-consumer.repository.js';
 export type { LogQuery, OutboxLogRepository as OutboxLog } from './outbox-log.repository.js';
+export type { EventSelection, OutboxRowRepository as OutboxRows } from './outbox-row.repository.js';
 export type { LogPosition, OutboxRecord } from './outbox-position.js';
 
 /**
@@ -35,10 +37,12 @@ export interface OutboxOptions {
 export interface OutboxProvides {
   /** The writer: the only way to record an event. */
   outbox: Outbox;
-  /** Consumers (the webhook fan-out) read forward from their own position. */
+  /** Consumers (the webhook fan-out) read forward from their own position; how far one is behind (the metrics). */
   consumers: OutboxConsumerRepository;
   /** The event log's reads. */
   log: OutboxLogRepository;
+  /** Rows by id, and selections of rows as subqueries, for the modules whose records point at them (webhooks). */
+  rows: OutboxRowRepository;
   /** Registers a consumer's hold on rows it still points at (the composition root does). */
   retainWith(retainer: OutboxRetainer): void;
   retentionDays: number;
@@ -69,6 +73,7 @@ export function createOutboxModule(options: OutboxOptions): OutboxModule {
       outbox: new Outbox(options),
       consumers,
       log: new OutboxLogRepository(options.db),
+      rows: new OutboxRowRepository(options.db),
       retainWith: (retainer) => void retainers.push(retainer),
       retentionDays: options.retentionDays,
     },

@@ -4,6 +4,7 @@ import { toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { envelopeOf } from './webhook.envelope.js';
 import type { AttemptOutcome, DeliveryState, ErrorClass } from './webhook.table.js';
+import type { OutboxEventsPort } from './webhooks.ports.js';
 
 /**
  * The reads behind the attempt log and the dead letter queue (the dashboard's pages and their
@@ -144,6 +145,8 @@ export class AttemptLogRepository {
     private readonly db: Kysely<DB>,
     /** Identity's accounts: dead letters name their webhook's owner. */
     private readonly accounts: AccountDirectory,
+    /** The outbox's rows: an attempt's body is rebuilt from its event. */
+    private readonly events: OutboxEventsPort,
   ) {}
 
   /** The attempt log of one webhook, newest first, one side of `bound`. */
@@ -173,16 +176,14 @@ export class AttemptLogRepository {
 
   /** One attempt of this webhook, with what was sent and what came back. */
   async attempt(webhookId: number, attemptId: number): Promise<AttemptDetail | undefined> {
-    const row = await this.#attemptQuery(webhookId)
-      .innerJoin('outbox as o', 'o.id', 'd.outbox_id')
-      .select(['a.request_headers', 'a.response_body', 'o.created_at as event_created_at', 'o.data', 'o.metadata'])
-      .where('a.id', '=', attemptId)
-      .executeTakeFirst();
+    const row = await this.#attemptQuery(webhookId).select(['a.request_headers', 'a.response_body', 'd.outbox_id']).where('a.id', '=', attemptId).executeTakeFirst();
     if (!row) return undefined;
+    const event = (await this.events.envelopesOf(this.db, [Number(row.outbox_id)])).get(Number(row.outbox_id));
+    if (!event) return undefined;
     return {
       ...toAttemptView(row, webhookId),
       requestHeaders: row.request_headers === null ? null : (JSON.parse(row.request_headers) as Record<string, string>),
-      requestBody: envelopeOf({ eventId: row.event_id, eventType: row.event_type, createdAt: toIso(row.event_created_at), data: row.data, metadata: row.metadata }),
+      requestBody: envelopeOf(event),
       responseBody: row.response_body,
     };
   }

@@ -1,10 +1,18 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
+
+/** The deliveries still to do or given up on, for the metrics; delivered ones are never counted. */
+export interface DeliveryBacklog {
+  pending: number;
+  /** Pending deliveries whose next attempt is due now (the others wait for their retry's time). */
+  due: number;
+  dead: number;
+}
 
 /**
  * How deliveries stand, for others (issue 21): the event log's `pending_webhooks` and
- * `delivery_success=false` (DeliveryStatusPort), and the outbox's prune, which keeps every
- * row a kept delivery points at (OutboxRetainer). Read-only.
+ * `delivery_success=false` (DeliveryStatusPort), the outbox's prune, which keeps every row a
+ * kept delivery points at (OutboxRetainer), and the metrics' backlog gauges. Read-only.
  */
 export class DeliveryStatusRepository {
   constructor(private readonly db: Kysely<DB>) {}
@@ -21,9 +29,7 @@ export class DeliveryStatusRepository {
    */
   async undeliveredCounts(outboxIds: readonly number[], accountId: number | null): Promise<Map<number, number>> {
     if (outboxIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('webhook_deliveries as d')
-      .$if(accountId !== null, (q) => q.where('d.webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('account_id', '=', accountId!)))
+    const rows = await this.#ofAccount(accountId)
       .where('d.outbox_id', 'in', [...outboxIds])
       .where('d.state', '<>', 'delivered')
       .groupBy('d.outbox_id')
@@ -32,17 +38,34 @@ export class DeliveryStatusRepository {
     return new Map(rows.map((row) => [Number(row.outbox_id), Number(row.count)]));
   }
 
-  /** The outbox ids, newest first (at most `limit`), with a delivery not delivered yet, of `accountId`'s webhooks (null: any). */
-  async undeliveredOutboxIds(accountId: number | null, limit: number): Promise<number[]> {
-    const rows = await this.db
-      .selectFrom('webhook_deliveries as d')
-      .$if(accountId !== null, (q) => q.where('d.webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('account_id', '=', accountId!)))
-      .where('d.state', 'in', ['pending', 'dead'])
-      .select('d.outbox_id')
-      .distinct()
-      .orderBy('d.outbox_id', 'desc')
-      .limit(limit)
+  /**
+   * The outbox ids with a delivery not delivered yet (pending or dead-lettered), of `accountId`'s
+   * webhooks (null: any), as a subquery the event log's page filters by: one statement however
+   * many there are.
+   */
+  undeliveredOutboxIds(accountId: number | null): OperandExpression<number> {
+    return this.#ofAccount(accountId).where('d.state', 'in', ['pending', 'dead']).select('d.outbox_id');
+  }
+
+  /**
+   * The backlog gauges: pending and dead deliveries by state, with how many pending are due, over
+   * `webhook_deliveries_due_idx` and the partial dead index. In the caller's executor: the
+   * metrics read it beside the outbox's lag under one statement timeout.
+   */
+  async backlog(executor: Kysely<DB>, now: string): Promise<DeliveryBacklog> {
+    const rows = await executor
+      .selectFrom('webhook_deliveries')
+      .where('state', 'in', ['pending', 'dead'])
+      .groupBy('state')
+      .select((eb) => ['state', eb.fn.countAll().as('count'), eb.fn.sum(eb.case().when('next_attempt_at', '<=', now).then(1).else(0).end()).as('due')])
       .execute();
-    return rows.map((row) => Number(row.outbox_id));
+    const pending = rows.find((row) => row.state === 'pending');
+    return { pending: Number(pending?.count ?? 0), due: Number(pending?.due ?? 0), dead: Number(rows.find((row) => row.state === 'dead')?.count ?? 0) };
+  }
+
+  #ofAccount(accountId: number | null) {
+    return this.db
+      .selectFrom('webhook_deliveries as d')
+      .$if(accountId !== null, (q) => q.where('d.webhook_id', 'in', (eb) => eb.selectFrom('webhooks').select('id').where('account_id', '=', accountId!)));
   }
 }

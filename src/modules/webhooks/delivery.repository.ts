@@ -7,6 +7,8 @@ import { hiddenToFind, pickFairly, type ClaimBounds } from './dispatch.rules.js'
 import { dueWindow, hiddenQueues, oldestOf } from './fair-claim.repository.js';
 import { deadIn, type WebhookScope } from './attempt-log.repository.js';
 import type { AttemptOutcome, DeliveryState, ErrorClass } from './webhook.table.js';
+import type { OutboxEventsPort } from './webhooks.ports.js';
+import type { EnvelopeFields, EventSelection } from '../outbox/outbox.module.js';
 
 export interface OutboxEvent {
   outboxId: number;
@@ -23,8 +25,8 @@ export interface SubscriberRow {
   maxAttempts: number;
 }
 
-/** A claimed delivery with what it takes to send it. */
-export interface ClaimedDelivery {
+/** A claimed delivery with what it takes to send it: its event's envelope fields as stored (data and metadata are JSON text). */
+export interface ClaimedDelivery extends EnvelopeFields {
   id: number;
   webhookId: number;
   accountId: number;
@@ -33,12 +35,6 @@ export interface ClaimedDelivery {
   maxAttempts: number;
   scheduleStart: number;
   leaseUntil: string;
-  eventId: string;
-  eventType: string;
-  /** The envelope's fields, as stored: data and metadata are JSON text. */
-  createdAt: string;
-  data: string;
-  metadata: string;
   secretCiphertext: string;
   previousSecretCiphertext: string | null;
   previousSecretExpiresAt: string | null;
@@ -72,7 +68,11 @@ export interface Completion {
 const REQUEUE = (now: string) => ({ state: 'pending' as const, attempts: 0, schedule_start: now, next_attempt_at: now, lease_until: null, updated_at: now });
 
 export class DeliveryRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** The outbox's rows: each delivery's event (its envelope), and the events a replay selects. */
+    private readonly events: OutboxEventsPort,
+  ) {}
 
   activeSubscribers(trx: Transaction<DB>): Promise<SubscriberRow[]> {
     return trx.selectFrom('webhooks').select(['id', 'account_id as accountId', 'events', 'scopes', 'max_attempts as maxAttempts']).where('active', '=', true).execute();
@@ -144,37 +144,40 @@ export class DeliveryRepository {
     });
   }
 
-  /** Loads claimed deliveries (the test endpoint claims its own at insertion). */
+  /**
+   * Loads claimed deliveries (the test endpoint claims its own at insertion), then their events'
+   * envelopes from the outbox in the same transaction: two queries per batch, whatever its size.
+   */
   async #load(executor: Kysely<DB>, ids: number[]): Promise<ClaimedDelivery[]> {
     if (ids.length === 0) return [];
     const rows = await executor
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .innerJoin('outbox as o', 'o.id', 'd.outbox_id')
       .select([
-        'd.id', 'd.webhook_id', 'w.account_id', 'w.url', 'd.attempts', 'd.max_attempts', 'd.schedule_start', 'd.lease_until', 'o.event_id', 'o.type', 'o.created_at', 'o.data', 'o.metadata',
+        'd.id', 'd.webhook_id', 'd.outbox_id', 'w.account_id', 'w.url', 'd.attempts', 'd.max_attempts', 'd.schedule_start', 'd.lease_until',
         'w.secret_ciphertext', 'w.previous_secret_ciphertext', 'w.previous_secret_expires_at',
       ])
       .where('d.id', 'in', ids)
       .execute();
-    return rows.map((row) => ({
-      id: Number(row.id),
-      webhookId: Number(row.webhook_id),
-      accountId: Number(row.account_id),
-      url: row.url,
-      attempt: row.attempts + 1,
-      maxAttempts: row.max_attempts,
-      scheduleStart: Date.parse(toIso(row.schedule_start)),
-      leaseUntil: toIso(row.lease_until!),
-      eventId: row.event_id,
-      eventType: row.type,
-      createdAt: toIso(row.created_at),
-      data: row.data,
-      metadata: row.metadata,
-      secretCiphertext: row.secret_ciphertext,
-      previousSecretCiphertext: row.previous_secret_ciphertext,
-      previousSecretExpiresAt: toIsoOrNull(row.previous_secret_expires_at),
-    }));
+    const envelopes = await this.events.envelopesOf(executor, rows.map((row) => Number(row.outbox_id)));
+    return rows.flatMap((row) => {
+      const event = envelopes.get(Number(row.outbox_id));
+      if (!event) return [];
+      return [{
+        id: Number(row.id),
+        webhookId: Number(row.webhook_id),
+        accountId: Number(row.account_id),
+        url: row.url,
+        attempt: row.attempts + 1,
+        maxAttempts: row.max_attempts,
+        scheduleStart: Date.parse(toIso(row.schedule_start)),
+        leaseUntil: toIso(row.lease_until!),
+        ...event,
+        secretCiphertext: row.secret_ciphertext,
+        previousSecretCiphertext: row.previous_secret_ciphertext,
+        previousSecretExpiresAt: toIsoOrNull(row.previous_secret_expires_at),
+      }];
+    });
   }
 
   loadClaimed(trx: Transaction<DB>, ids: number[]): Promise<ClaimedDelivery[]> {
@@ -239,7 +242,6 @@ export class DeliveryRepository {
     });
   }
 
-
   /**
    * The next moment a pending delivery falls due, after `now` (a retry, or the end of a lease),
    * so the dispatcher can sleep until then. What is due already is either being taken, waits
@@ -264,7 +266,7 @@ export class DeliveryRepository {
    * settled event (delivered or dead-lettered) among them, for a receiver that lost what it had
    * received. Pending deliveries are left to their schedule.
    */
-  async replay(webhookId: number, selection: { from?: string; to?: string; eventIds?: readonly string[] }, now: string): Promise<number> {
+  async replay(webhookId: number, selection: EventSelection, now: string): Promise<number> {
     const selected = selection.from !== undefined || selection.to !== undefined || selection.eventIds !== undefined;
     if (selection.eventIds?.length === 0) return 0;
     let query = this.db
@@ -272,14 +274,8 @@ export class DeliveryRepository {
       .set(REQUEUE(now))
       .where('webhook_id', '=', webhookId)
       .where('state', 'in', selected ? ['dead', 'delivered'] : ['dead']);
-    if (selected) {
-      // Through the outbox's unique event_id, then the (webhook_id, outbox_id) key.
-      let events = this.db.selectFrom('outbox').select('id');
-      if (selection.from) events = events.where('created_at', '>=', selection.from);
-      if (selection.to) events = events.where('created_at', '<', selection.to);
-      if (selection.eventIds) events = events.where('event_id', 'in', [...selection.eventIds]);
-      query = query.where('outbox_id', 'in', events);
-    }
+    // The outbox's selection (by its unique event_id, or created_at) inside this one statement, then the (webhook_id, outbox_id) key.
+    if (selected) query = query.where('outbox_id', 'in', this.events.selected(selection));
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule, Job } from '../../kernel/module.js';
@@ -8,7 +8,7 @@ import type { AccountDirectory } from '../identity/identity.module.js';
 import { AddressGuard } from './address.guard.js';
 import { AttemptLogRepository } from './attempt-log.repository.js';
 import { DeliveryRepository } from './delivery.repository.js';
-import { DeliveryStatusRepository } from './delivery-status.repository.js';
+import { DeliveryStatusRepository, type DeliveryBacklog } from './delivery-status.repository.js';
 import { WebhookDispatcher } from './webhook.dispatcher.js';
 import { WebhookRepository } from './webhook.repository.js';
 import { webhookOpenApi } from './webhook.openapi.js';
@@ -17,12 +17,15 @@ import { webhookSecretBox } from './webhook.secrets.js';
 import { WebhookSender, type SendResult } from './webhook.sender.js';
 import { WebhookService } from './webhook.service.js';
 import type { WebhookSettings } from './webhook.settings.js';
+import type { OutboxEventsPort } from './webhooks.ports.js';
 
 export type { WebhookSettings } from './webhook.settings.js';
 export type { WebhookService, PagePosition, TwoWayPage, DeadLetterQuery } from './webhook.service.js';
 export { MAX_REPLAY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT } from './webhook.service.js';
 export type { AttemptDetail, AttemptFilter, AttemptView, DeadLetter, OutcomeFilter } from './attempt-log.repository.js';
 export type { LastAttempt, WebhookRecord } from './webhook.repository.js';
+export type { DeliveryBacklog } from './delivery-status.repository.js';
+export type { OutboxEventsPort } from './webhooks.ports.js';
 
 
 export interface WebhooksOptions {
@@ -33,6 +36,8 @@ export interface WebhooksOptions {
   accounts: AccountDirectory;
   /** The outbox's consumers: the fan-out is the one named 'webhooks'. */
   outboxConsumers: OutboxConsumers;
+  /** The outbox's rows: the events deliveries point at (their envelopes, a replay's selection). */
+  outboxRows: OutboxEventsPort;
   /** Encrypts webhook secrets at rest (through a key derived from it). */
   appSecret: string;
   /** Signs the cursors of the webhook list and the attempt log. */
@@ -49,8 +54,13 @@ export interface WebhooksOptions {
 export interface DeliveryStatus {
   /** Per outbox id, deliveries not delivered yet (pending or dead-lettered), of `accountId`'s webhooks (null: all). */
   undeliveredCounts(outboxIds: readonly number[], accountId: number | null): Promise<Map<number, number>>;
-  /** Outbox ids, newest first (at most `limit`), with a delivery not delivered yet. */
-  undeliveredOutboxIds(accountId: number | null, limit: number): Promise<number[]>;
+  /** Outbox ids with a delivery not delivered yet, of `accountId`'s webhooks (null: all), as a subquery to filter the log by. */
+  undeliveredOutboxIds(accountId: number | null): OperandExpression<number>;
+}
+
+/** What the metrics ask of webhooks: the deliveries' backlog, in the caller's executor (under its statement timeout). */
+export interface DeliveryBacklogReader {
+  backlog(executor: Kysely<DB>, now: string): Promise<DeliveryBacklog>;
 }
 
 export type WebhooksModule = FeatureModule<{
@@ -60,6 +70,7 @@ export type WebhooksModule = FeatureModule<{
   /** Pruning the outbox keeps every row a kept delivery points at. */
   outboxRetainer: OutboxRetainer;
   deliveryStatus: DeliveryStatus;
+  deliveryBacklog: DeliveryBacklogReader;
 }>;
 
 const HOUR_MS = 3_600_000;
@@ -71,10 +82,10 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt });
   const secrets = webhookSecretBox(options.appSecret);
   const webhookRepository = new WebhookRepository(db, options.accounts);
-  const deliveries = new DeliveryRepository(db);
+  const deliveries = new DeliveryRepository(db, options.outboxRows);
   const status = new DeliveryStatusRepository(db);
   const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log });
-  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db, options.accounts), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db, options.accounts, options.outboxRows), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
   let unsubscribe: (() => void) | undefined;
 
   const prune: Job = {
@@ -108,7 +119,8 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
       dispatcher,
       openapi: webhookOpenApi,
       outboxRetainer: { lowestRetainedOutboxId: () => status.lowestOutboxId() },
-      deliveryStatus: { undeliveredCounts: (ids, accountId) => status.undeliveredCounts(ids, accountId), undeliveredOutboxIds: (accountId, limit) => status.undeliveredOutboxIds(accountId, limit) },
+      deliveryStatus: { undeliveredCounts: (ids, accountId) => status.undeliveredCounts(ids, accountId), undeliveredOutboxIds: (accountId) => status.undeliveredOutboxIds(accountId) },
+      deliveryBacklog: { backlog: (executor, now) => status.backlog(executor, now) },
     },
   };
 }

@@ -12044,7 +12044,7 @@ export interface operations {
                 object_type?: "order" | "cheese" | "customer" | "api_key" | "webhook";
                 /** @description Only events about this object (`metadata.object_id`); needs `object_type`. */
                 object_id?: string;
-                /** @description `false`: only events that some webhook of yours has not answered with a 2xx yet (`pending_webhooks` > 0), among the 1,000 most recent such events. `true` is refused (every event without a pending delivery would match: list without the filter). */
+                /** @description `false`: only events that some webhook of yours has not answered with a 2xx yet (`pending_webhooks` > 0): every such event, page by page. `true` is refused (every event without a pending delivery would match: list without the filter). */
                 delivery_success?: "false";
                 /** @description `desc` (default): newest first. `asc`: oldest first, for polling forward with `after`. */
                 order?: "desc" | "asc";

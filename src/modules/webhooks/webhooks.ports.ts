@@ -1,0 +1,15 @@
+import type { Kysely, OperandExpression } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { EnvelopeFields, EventSelection } from '../outbox/outbox.module.js';
+
+/**
+ * What webhooks asks the outbox about the events its deliveries point at (`outbox_id`): the
+ * `outbox` table is the outbox module's (test/architecture/table-ownership.test.ts). The
+ * composition root plugs in the outbox's `rows`.
+ */
+export interface OutboxEventsPort {
+  /** The envelope's fields per outbox id, in one query in the caller's executor; a row that is gone has no entry. */
+  envelopesOf(executor: Kysely<DB>, outboxIds: readonly number[]): Promise<Map<number, EnvelopeFields>>;
+  /** The outbox ids of a selection, as a subquery the caller's statement filters by (one statement, never a list of ids). */
+  selected(selection: EventSelection): OperandExpression<number>;
+}
