@@ -144,7 +144,7 @@ webhooks. The log is the outbox itself, not a copy: an event in the log is the w
 envelope **byte for byte** (one serializer makes both), followed by one more field,
 \`pending_webhooks\`: how many of your webhooks (staff: all webhooks) have not answered it
 with a 2xx yet (deliveries still being retried, or dead-lettered). Filter with
-\`delivery_success=false\` to find those (among the 1,000 most recent such events), then
+\`delivery_success=false\` to find those (all of them, page by page, however many), then
 send them again by id: \`POST /v2/webhooks/{id}/replay?eventIds=evt_…\`.
 
 You read the kinds your credential's scopes cover, exactly as a webhook you registered would
