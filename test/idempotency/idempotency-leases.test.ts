@@ -90,6 +90,42 @@ describe('Idempotency-Key leases (issue 20)', () => {
     expect((await t.http.get('/v2/orders', { headers: me })).body.items).toHaveLength(1);
   });
 
+  it("a holder whose lease lapsed and whose key a retry claimed again cannot renew, complete, release or note a creation on the retry's record", async () => {
+    const keys = t.app.modules.idempotency.provides.keys;
+    const lapsed = await claim(t, 'lapsed-holder', 200);
+    await sleep(400);
+    // The retry: the lapsed record goes, the key is claimed afresh (what begin() does).
+    expect(await keys.releaseLapsed(lapsed)).toBe(true);
+    expect(await keys.releaseLapsed(lapsed)).toBe(false);
+    const retry = await claim(t, 'lapsed-holder');
+    expect(retry).not.toBe(lapsed);
+    // The first holder, still running somewhere, acts on its old id: nothing of the retry's changes.
+    expect(await keys.renew([lapsed], 60_000)).toBe(0);
+    await keys.complete(lapsed, { statusCode: 201, headers: {}, body: '{"id":1}', withheld: false });
+    await keys.release(lapsed);
+    await expect(t.database.db.transaction().execute((trx) => keys.markCreated(trx, lapsed, '/v2/orders/1'))).rejects.toMatchObject({ status: 409 });
+    expect(await record(t, 'lapsed-holder')).toEqual({ id: retry, state: 'running', created_resource: null });
+    // The retry's own note still lands.
+    await t.database.db.transaction().execute((trx) => keys.markCreated(trx, retry, '/v2/orders/2'));
+    expect(await record(t, 'lapsed-holder')).toMatchObject({ id: retry, created_resource: '/v2/orders/2' });
+  });
+
+  it('the work of a request whose key a retry claimed again rolls back with its transaction', async () => {
+    const c = await cheese();
+    const keys = t.app.modules.idempotency.provides.keys;
+    const lapsed = await claim(t, 'overtaken', 100);
+    await sleep(300);
+    expect(await keys.releaseLapsed(lapsed)).toBe(true);
+    // What a creating service does in its transaction: its writes, then the note on its key.
+    await expect(
+      t.database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('cheeses').set({ stock_grams: 0 }).where('id', '=', c.id).execute();
+        await keys.markCreated(trx, lapsed, '/v2/orders/999');
+      }),
+    ).rejects.toMatchObject({ status: 409, type: 'conflict' });
+    expect((await t.http.get(`/v2/cheeses/${c.id}`, { headers: staff })).body.stockQuantityKg).toBe(20);
+  });
+
   it('the instance renews the keys it holds in one statement: a long request keeps its key past the base lease; dropped, it lapses', async () => {
     const keys = t.app.modules.idempotency.provides.keys;
     const leases = new HeldKeys(keys, 600);

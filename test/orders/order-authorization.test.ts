@@ -119,6 +119,22 @@ describe('payment authorisation outside the order transaction', () => {
     expect(row).toMatchObject({ total_cents: 1200 + fee, payment_reference: 'pay_test_2' });
   });
 
+  it('prices that change during every one of 3 authorisations: 409, each authorisation voided, no order, stock untouched', async () => {
+    const cheeseId = await newCheese(10, 10);
+    // Another admin edits the price while each authorisation is in flight: the locked total never matches.
+    const { payments, calls } = provider(async (n) => {
+      await t.database.db.updateTable('cheeses').set({ price_cents: 1000 + 100 * n }).where('id', '=', cheeseId).execute();
+    });
+    await expect(place(placementWith(payments), order(cheeseId, 1000))).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/Prices changed while the order was being placed/) });
+    expect(calls.map((call) => call.kind)).toEqual(['authorize', 'void', 'authorize', 'void', 'authorize', 'void']);
+    // Each round authorised the total it had quoted: the price the previous round found under lock.
+    expect(calls.filter((call) => call.kind === 'authorize').map((call) => call.totalCents! - calls[0]!.totalCents!)).toEqual([0, 100, 200]);
+    expect(calls.filter((call) => call.kind === 'void').map((call) => call.reference)).toEqual(['pay_test_1', 'pay_test_2', 'pay_test_3']);
+    expect(await ordersOf(cheeseId)).toEqual([]);
+    const stock = await t.http.get(`/v2/cheeses/${cheeseId}`, { headers: staff });
+    expect(stock.body.stockQuantityKg).toBe(10);
+  });
+
   it('an order refused after its authorisation (not enough stock) voids it and writes nothing', async () => {
     const cheeseId = await newCheese(10, 1);
     const { payments, calls } = provider();

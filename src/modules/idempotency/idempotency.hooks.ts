@@ -89,7 +89,7 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
     const scope = request.principal ? `account:${request.principal.accountId}` : `address:${request.ip}`;
     const credential = credentialOf(request);
     const print = fingerprint(request);
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 4; attempt++) {
       const now = Date.now();
       const id = await keys.claim({ scope, key: header, fingerprint: print, credential, accountId: request.principal?.accountId ?? null, now: new Date(now).toISOString(), leaseMs, expiresAt: new Date(now + options.ttlMs).toISOString() });
       if (id !== undefined) {
@@ -123,10 +123,8 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
         error.headers['retry-after'] = '1';
         throw error;
       }
-      if (await keys.takeOver(existing.id, leaseMs)) {
-        own(request, existing.id);
-        return undefined;
-      }
+      // Its instance is gone: the record goes, and the next round claims the key under a new id.
+      await keys.releaseLapsed(existing.id);
     }
     throw new ConflictError('A request with this Idempotency-Key is still being processed: retry in a moment.');
   }

@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { toBool } from '../../db/columns.js';
 import { isPostgres } from '../../db/dialect.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { ConflictError } from '../../kernel/errors.js';
 
 /** Ids per renewal or release statement: far below either database's limit on parameters. */
 const IDS_PER_STATEMENT = 500;
@@ -13,6 +14,13 @@ export interface StoredReply {
   body: string;
   /** The reply held a secret: `body` is empty and the reply is never replayed. */
   withheld: boolean;
+}
+
+/** A request that kept running past its key's lease, after a retry had claimed the key again. */
+export class KeyTakenOverError extends ConflictError {
+  constructor() {
+    super('This request ran past its Idempotency-Key\'s lease and a retry with the same key took over: the retry\'s answer stands. Send the key again to read it.');
+  }
 }
 
 export interface StoredKey {
@@ -94,18 +102,21 @@ export class IdempotencyRepository {
   }
 
   /**
-   * Takes over a running record whose lease has run out (its instance died), locking it for
-   * `leaseMs`; false if another retry did first (its new lease makes the condition false).
+   * Deletes a running record whose lease has run out (its instance died) and that created
+   * nothing, so that the retry claims the key afresh under a new id: the record's id is the
+   * holder's token. The lapsed holder, should it still be running, then renews, completes or
+   * releases an id that no longer exists, and its note of a creation fails (markCreated), so
+   * it can never overwrite or delete the new holder's record. False if another retry came first.
    */
-  async takeOver(id: number, leaseMs: number): Promise<boolean> {
+  async releaseLapsed(id: number): Promise<boolean> {
     const result = await this.db
-      .updateTable('idempotency_keys')
-      .set({ locked_until: this.#leaseEnd(leaseMs) })
+      .deleteFrom('idempotency_keys')
       .where('id', '=', id)
       .where('state', '=', 'running')
+      .where('created_resource', 'is', null)
       .where('locked_until', '<=', this.#now())
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return Number(result.numDeletedRows) > 0;
   }
 
   /** Extends the leases of the running records this instance holds, in one statement; returns how many. */
@@ -147,11 +158,15 @@ export class IdempotencyRepository {
    * (a sign-up's new account) makes the record go when that account is deleted.
    */
   async markCreated(trx: Transaction<DB>, id: number, resource: string, ownerAccountId?: number): Promise<void> {
-    await trx
+    const result = await trx
       .updateTable('idempotency_keys')
       .set({ created_resource: resource, ...(ownerAccountId !== undefined && { account_id: ownerAccountId }) })
       .where('id', '=', id)
-      .execute();
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    // The key is no longer this request's (its lease lapsed and a retry claimed it afresh): the
+    // creation rolls back with its transaction, so the retry's is the only one.
+    if (Number(result.numUpdatedRows) !== 1) throw new KeyTakenOverError();
   }
 
   /** Completes a record still running (a recovery must not overwrite the first request's own answer). */
