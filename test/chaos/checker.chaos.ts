@@ -2,6 +2,7 @@ import SQLite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { checkFailures, checkLifecycles, checkObservedLifecycles, checkOrders, checkStock } from './checker.js';
 import type { Exchange } from './client.js';
+import { checkSharedLimits, METERED_OP } from './limit-check.js';
 import type { FinalRead } from './final-read.js';
 import type { Load } from './load.js';
 import { WebhookSink } from './webhook-sink.js';
@@ -70,5 +71,27 @@ describe('the chaos checker', () => {
     sink.requests.push({ eventId: 'evt_1', attempt: 1, arrivedAt: 0, answeredAt: 100, status: 200 }, { eventId: 'evt_1', attempt: 2, arrivedAt: 50, answeredAt: 150, status: 200 });
     sink.requests.push({ eventId: 'evt_2', attempt: 1, arrivedAt: 0, answeredAt: 100, status: 200 }, { eventId: 'evt_2', attempt: 2, arrivedAt: 200, answeredAt: 300, status: 200 });
     expect(sink.overlaps().map((o) => o.eventId)).toEqual(['evt_1']);
+  });
+  it('flags instances that each keep their own rate-limit budget, not one budget shared, nor a time Redis was away', () => {
+    // 8 requests a second for 30 s through a round robin of three instances; the plan refills 2.78 a second from 1,000.
+    const policy = '"free";q=10000;w=3600, "per-minute";q=100000;w=60';
+    const metered = (buckets: number): Exchange[] => {
+      const tokens = Array<number>(buckets).fill(1000);
+      const refilledAt = Array<number>(buckets).fill(0);
+      return Array.from({ length: 240 }, (_, i) => {
+        const t0 = i * 125;
+        const b = i % buckets;
+        tokens[b] = Math.min(1000, tokens[b]! + ((t0 - refilledAt[b]!) / 1000) * (10000 / 3600)) - 1;
+        refilledAt[b] = t0;
+        return exchange({ op: METERED_OP, t0, t1: t0 + 5, server: `app${(i % 3) + 1}`, rateLimit: `"free";r=${Math.floor(tokens[b]!)};t=10`, rateLimitPolicy: policy });
+      });
+    };
+    expect(checkSharedLimits(metered(1), [], 0)).toEqual([]);
+    expect(checkSharedLimits(metered(3), [], 0).join()).toMatch(/rate limits did not hold across instances while Redis was up: between/);
+    // Three budgets only while Redis was away (from 10 s to 20 s): those answers are left out.
+    const mixed = metered(1).map((e, i) => (e.t0 >= 10_000 && e.t0 < 20_000 ? { ...e, rateLimit: `"free";r=${999 - (i % 3)};t=1` } : e));
+    expect(checkSharedLimits(mixed, [{ name: 'redis', start: 10_000, end: 14_000 }], 0)).toEqual([]);
+    expect(checkSharedLimits(mixed, [], 0)).toHaveLength(1);
+    expect(checkSharedLimits(metered(1).slice(0, 5), [], 0).join()).toMatch(/too few metered answers/);
   });
 });

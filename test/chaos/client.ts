@@ -17,6 +17,9 @@ export interface Exchange {
   attempt?: number;
   body?: unknown;
   etag?: string;
+  /** The `RateLimit` and `RateLimit-Policy` fields of the answer (limit-check.ts reads them). */
+  rateLimit?: string;
+  rateLimitPolicy?: string;
 }
 
 export interface Answer {
@@ -49,6 +52,8 @@ export class Client {
       exchange.status = answer.status;
       exchange.server = header(answer.headers, 'x-chaos-server');
       exchange.etag = header(answer.headers, 'etag');
+      exchange.rateLimit = header(answer.headers, 'ratelimit');
+      exchange.rateLimitPolicy = header(answer.headers, 'ratelimit-policy');
       exchange.body = answer.json;
       return answer;
     } catch (error) {

@@ -116,12 +116,14 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
   it('Redis paused: limits fall back to each instance, nothing fails', async () => {
     // No fault window: rate limits fail open (the load makes no login or token call, which fail
     // closed), so not one request may fail.
-    await run('redispause', async () => {
+    await run('redispause', async ({ limitsLocal }) => {
+      const start = Date.now();
       redis.pause();
       try {
         await sleep(6_000);
       } finally {
         redis.resume();
+        limitsLocal(start);
       }
     });
   });

@@ -1,6 +1,7 @@
 import { Client, type Answer, type Exchange } from './client.js';
 import type { World } from './world.js';
 import { seededRandom } from '../helpers/seeded-random.js';
+import { METERED_OP } from './limit-check.js';
 
 
 /** An order the load asked for, under one Idempotency-Key (also written into its notes). */
@@ -33,6 +34,7 @@ export interface Rename {
  */
 const RETRY_FOR_MS = 15_000;
 const THINK_MS = 15;
+const METER_GAP_MS = 120;
 const STOCK_SHORT = /Not enough stock/;
 
 /**
@@ -61,6 +63,7 @@ export class Load {
 
   start(): void {
     for (let w = 0; w < this.workers; w++) this.#running.push(this.#worker(w));
+    this.#running.push(this.#meter());
   }
 
   /** Stops starting new operations and waits for those in flight (their retries included). */
@@ -84,6 +87,19 @@ export class Load {
       else if (r < 0.87) await this.#cancel(rng, customer, mine);
       else await this.#rename(w, n);
       await sleep(THINK_MS);
+    }
+  }
+
+  /**
+   * The metered client: one request at a time, about 8 a second (faster than its Free plan
+   * refills, 2.8 a second at the development multiplier), through HAProxy's round robin; its
+   * answers' RateLimit fields are checked by limit-check.ts.
+   */
+  async #meter(): Promise<void> {
+    const auth = { 'x-api-key': this.world.metered.key };
+    while (!this.#stopping) {
+      await this.#client.send(METERED_OP, 'GET', `/v2/cheeses/${this.world.scarce.id}`, { headers: auth });
+      await sleep(METER_GAP_MS);
     }
   }
 

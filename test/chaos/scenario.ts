@@ -4,6 +4,7 @@ import { Cluster } from './cluster.js';
 import { num, readPostgres, type FinalRead } from './final-read.js';
 import { Load, sleep } from './load.js';
 import { checkSameEverywhere } from './consistency-check.js';
+import { checkSharedLimits } from './limit-check.js';
 import { checkWebhooks, settleWebhooks } from './webhook-check.js';
 import type { WebhookSink } from './webhook-sink.js';
 import { buildWorld, type World } from './world.js';
@@ -24,6 +25,8 @@ export interface FaultContext {
   window(name: string, start: number, end?: number): void;
   /** Problems the fault itself found (an exit code, an instance that did not come back). */
   problems: string[];
+  /** Records a time from `start` to now when the instances count rate limits alone (Redis away): no fault window for failures. */
+  limitsLocal(start: number): void;
 }
 
 let current: number | undefined;
@@ -40,9 +43,10 @@ export function currentSeed(): number | undefined {
 }
 
 /** Every check of the record and the final read but the cross-instance one (the webhooks settled first). */
-export async function verify(run: { read: FinalRead; load: Load; world: World; windows: FaultWindow[]; sink: WebhookSink; startedAt: number; outboxMark: number }): Promise<string[]> {
+export async function verify(run: { read: FinalRead; load: Load; world: World; windows: FaultWindow[]; /** Several instances sharing Redis: when they count alone (absent: one instance, nothing shared to check). */
+  localLimits?: FaultWindow[]; sink: WebhookSink; startedAt: number; outboxMark: number }): Promise<string[]> {
   const { read, load, world } = run;
-  const problems = [...checkFailures(load.record, run.windows, run.startedAt), ...checkObservedLifecycles(load.record)];
+  const problems = [...checkFailures(load.record, run.windows, run.startedAt), ...checkObservedLifecycles(load.record), ...(run.localLimits ? checkSharedLimits(run.load.record, run.localLimits, run.startedAt) : [])];
   await settleWebhooks(read, world.webhookId, WEBHOOK_SETTLE_MS);
   problems.push(...(await checkStock(read, world)));
   problems.push(...(await checkOrders(read, load)));
@@ -61,6 +65,7 @@ export async function runScenario(services: { pg: PrivatePostgres; redis: Privat
   const seed = chaosSeed();
   const cluster = await Cluster.start(services.pg, services.redis, { name, env });
   const windows: FaultWindow[] = [];
+  const localLimits: FaultWindow[] = [];
   const problems: string[] = [];
   let load: Load | undefined;
   try {
@@ -72,7 +77,7 @@ export async function runScenario(services: { pg: PrivatePostgres; redis: Privat
     const startedAt = Date.now();
     load.start();
     await sleep(WARM_MS);
-    await fault({ cluster, world, load, window: (n, start, end) => windows.push({ name: n, start, end: end ?? Date.now() }), problems });
+    await fault({ cluster, world, load, window: (n, start, end) => windows.push({ name: n, start, end: end ?? Date.now() }), problems, limitsLocal: (start) => localLimits.push({ name: 'rate limits counted per instance', start, end: Date.now() }) });
     await sleep(AFTER_MS);
     await load.stop();
     const lastWrite = Math.max(0, ...load.renames.map((r) => r.t0), ...load.record.filter((e) => e.method !== 'GET').map((e) => e.t1));
@@ -80,7 +85,7 @@ export async function runScenario(services: { pg: PrivatePostgres; redis: Privat
     // Connected after the fault: a connection from before would not have survived PostgreSQL's restart.
     const read = await readPostgres(cluster.databaseUrl);
     try {
-      problems.push(...(await verify({ read, load, world, windows, sink: cluster.sink, startedAt, outboxMark })));
+      problems.push(...(await verify({ read, load, world, windows, localLimits, sink: cluster.sink, startedAt, outboxMark })));
       await sleep(Math.max(0, lastWrite + PROPAGATION_MS - Date.now()));
       const serving = cluster.instances.filter((i) => i.running).map((i) => i.base);
       problems.push(...(await checkSameEverywhere(serving, world.catalogueUrls, world.customers[0]!.key)));

@@ -6,6 +6,8 @@ export interface World {
   adminToken: string;
   /** Each with an API key (`GET /v2/cheeses/{id}` takes API keys only) for reads, orders and cancellations. */
   customers: { username: string; key: string }[];
+  /** On the Free plan and used by the metered client alone: its answers show the account's one budget (limit-check.ts). */
+  metered: { username: string; key: string };
   /** Little stock: the load asks for more than there is, so oversell would show. */
   scarce: { id: number; grams: number };
   /** Ample stock. */
@@ -42,19 +44,20 @@ export async function buildWorld(base: string, webhookUrl: string, options: { cu
     const editable: number[] = [];
     for (let i = 1; i <= options.editable; i++) editable.push(await cheese(`Chaos Editable ${i}`, 5));
 
-    const customers: World['customers'] = [];
-    for (let i = 1; i <= options.customers; i++) {
-      const username = `chaos.buyer.${i}`;
-      expectStatus(await client.send('setup', 'POST', '/v2/customer', { body: { username, email: `chaos.buyer.${i}@example.com`, password: PASSWORD } }), 201, `sign-up of ${username}`);
+    const customer = async (username: string, scopes: string[]) => {
+      expectStatus(await client.send('setup', 'POST', '/v2/customer', { body: { username, email: `${username}@example.com`, password: PASSWORD } }), 201, `sign-up of ${username}`);
       const token = await login(username, PASSWORD);
-      const body = { name: 'chaos load', scopes: ['read:cheeses', 'read:orders', 'write:orders'] };
-      const key = expectStatus(await client.send('setup', 'POST', '/v2/api-keys', { headers: { authorization: `Bearer ${token}` }, body }), 201, `an API key for ${username}`);
-      customers.push({ username, key: String((key.json as { key: string }).key) });
-    }
+      const key = expectStatus(await client.send('setup', 'POST', '/v2/api-keys', { headers: { authorization: `Bearer ${token}` }, body: { name: 'chaos load', scopes } }), 201, `an API key for ${username}`);
+      return { username, key: String((key.json as { key: string }).key) };
+    };
+    const customers: World['customers'] = [];
+    for (let i = 1; i <= options.customers; i++) customers.push(await customer(`chaos.buyer.${i}`, ['read:cheeses', 'read:orders', 'write:orders']));
+    const metered = await customer('chaos.metered', ['read:cheeses']);
     const webhook = expectStatus(await client.send('setup', 'POST', '/v2/webhooks', { headers: staff, body: { url: webhookUrl, events: ['*'], maxAttempts: 5 } }), 201, 'creating the webhook');
     return {
       adminToken,
       customers,
+      metered,
       scarce,
       plenty,
       editable,
