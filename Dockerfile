@@ -41,4 +41,4 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "dist/cli/main.js", "healthcheck"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/server.js"]
+CMD ["node", "--max-semi-space-size=2", "dist/server.js"]
