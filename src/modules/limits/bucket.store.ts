@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { countBounded } from '../../kernel/expiring-cache.js';
 import { takeAll, type BucketSpec, type BucketState } from './bucket.rules.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
 
@@ -26,9 +27,9 @@ export class MemoryBucketStore implements BucketStore {
   readonly #known: LRUCache<string, Map<string, number>>;
 
   constructor(maxEntries = 100_000) {
-    this.#states = new LRUCache({ max: maxEntries });
+    this.#states = new LRUCache({ ...countBounded(maxEntries) });
     // Every address of a name is forgotten KNOWN_FOR_MS after the last success: so is the name.
-    this.#known = new LRUCache({ max: maxEntries, ttl: KNOWN_FOR_MS, ttlResolution: 0 });
+    this.#known = new LRUCache({ ...countBounded(maxEntries), ttl: KNOWN_FOR_MS, ttlResolution: 0 });
   }
 
   /** Synchronous: on every request, a promise here cost more than the arithmetic. */
