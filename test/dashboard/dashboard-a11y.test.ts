@@ -46,6 +46,9 @@ async function auditor() {
   /** Runs axe on the page as it is now. */
   const audit = async (label: string) => {
     audited.push(label);
+    // A page reached by a click or a form may still be loading its stylesheet: audited before
+    // it applies, the nav links measure their bare text (target-size), as CI saw once.
+    await watched.page.waitForLoadState('load');
     for (const violation of await axeViolations(watched.page)) found.push(`${label} (${new URL(watched.page.url()).pathname}): ${violation}`);
   };
   /** Opens a dashboard path (200 expected) and audits it. */
