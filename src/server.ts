@@ -25,6 +25,11 @@ async function main(): Promise<void> {
     });
   }
   const boot = await bootstrap(config, database, app.modules, { seed: true, migrate: config.migrateOnBoot });
+  // SQLite's one instance (ROLE=all) alone serves the file, so a running Idempotency-Key is a
+  // crashed predecessor's: its retry runs now, not a lease later. (Not in bootstrap: the CLI's
+  // seed runs it beside a live server.)
+  const soleInstance = database.dialect === 'sqlite' && config.role === 'all';
+  const freedKeys = soleInstance ? await app.modules.idempotency.provides.keys.releaseAllRunning() : 0;
   const { readiness } = app.modules.health.provides;
   const runsJobs = config.role !== 'api';
   const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs) : undefined;
@@ -64,7 +69,7 @@ async function main(): Promise<void> {
   for (const worker of workers) worker.start();
 
   const base = config.publicUrl;
-  app.log.info({ database: app.database.location, environment: config.env, role: config.role, migrations: boot.migrations, seededCheeses: boot.seededCheeses }, 'ready');
+  app.log.info({ database: app.database.location, environment: config.env, role: config.role, migrations: boot.migrations, seededCheeses: boot.seededCheeses, freedIdempotencyKeys: freedKeys }, 'ready');
   if (config.role === 'worker') {
     console.log(`\nFromagerie worker (jobs and webhook dispatcher) running  (environment: ${config.env})`);
     console.log(`  Probes:            ${base}/v2/health/live, ${base}/v2/health/ready`);

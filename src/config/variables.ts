@@ -105,7 +105,7 @@ export const SETTINGS = {
     variable('IDEMPOTENCY_LEASE_MS', {
       ...numeric('^[1-9][0-9]{3,5}$'),
       default: '10000',
-      doc: 'While a request with an `Idempotency-Key` runs, its key is locked (a retry gets 409) for this long, renewed every third of it by the instance running it; an instance that dies leaves its keys locked for at most this long, and one that shuts down releases them. Measured on PostgreSQL\'s clock. 1000 to 999999',
+      doc: 'While a request with an `Idempotency-Key` runs, its key is locked (a retry gets 409) for this long, renewed every third of it by the instance running it; an instance that dies leaves its keys locked for at most this long (on SQLite its restart frees them at once), and one that shuts down releases them. Measured on PostgreSQL\'s clock. 1000 to 999999',
     }),
   ),
   rateLimits: {

@@ -8,12 +8,6 @@ export interface FaultWindow {
   name: string;
   start: number;
   end: number;
-  /**
-   * Until when a dead process's Idempotency-Keys may still be leased (a 409 "still being
-   * processed" is allowed until then + GRACE_MS): its last renewal, before the death, plus one
-   * lease. Only where the process comes back sooner than that (a single SQLite instance).
-   */
-  keysHeldUntil?: number;
 }
 export const GRACE_MS = 5_000;
 
@@ -137,8 +131,7 @@ export function checkFailures(record: Exchange[], windows: FaultWindow[], starte
   const inWindow = (e: Exchange) => windows.some((w) => e.t1 >= w.start && e.t0 <= w.end + GRACE_MS);
   const describe = (e: Exchange) => `${e.method} ${e.path} → ${e.status || e.error} via ${e.server ?? '?'} at +${e.t0 - startedAt}..${e.t1 - startedAt} ms${e.idempotencyKey ? ` key ${e.idempotencyKey}#${e.attempt}` : ''}`;
   const failed = record.filter((e) => (e.status === 0 || e.status >= 500) && !inWindow(e));
-  const keysHeld = (e: Exchange) => windows.some((w) => e.t1 >= w.start && e.t0 <= Math.max(w.end, w.keysHeldUntil ?? 0) + GRACE_MS);
-  const held = record.filter((e) => e.status === 409 && STILL_PROCESSING.test(JSON.stringify(e.body ?? '')) && !keysHeld(e));
+  const held = record.filter((e) => e.status === 409 && STILL_PROCESSING.test(JSON.stringify(e.body ?? '')) && !inWindow(e));
   const problems: string[] = [];
   if (failed.length > 0) problems.push(`failed requests outside fault windows (+${GRACE_MS} ms): ${sample(failed.map(describe))}`);
   if (held.length > 0) problems.push(`Idempotency-Keys still held (409 "still being processed") outside fault windows (+${GRACE_MS} ms): ${sample(held.map(describe))}`);

@@ -141,16 +141,23 @@ export class IdempotencyRepository {
    */
   async releaseRunning(ids: readonly number[]): Promise<number> {
     let released = 0;
-    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
-      const result = await this.db
-        .deleteFrom('idempotency_keys')
-        .where('id', 'in', ids.slice(i, i + IDS_PER_STATEMENT))
-        .where('state', '=', 'running')
-        .where('created_resource', 'is', null)
-        .executeTakeFirst();
-      released += Number(result.numDeletedRows);
-    }
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) released += await this.#releaseUncreated(ids.slice(i, i + IDS_PER_STATEMENT));
     return released;
+  }
+
+  /**
+   * SQLite at boot: one process owns the file, so every running record is a dead process's,
+   * freed at once rather than when its lease runs out (records that created something stay, as
+   * in `releaseRunning`). Never on PostgreSQL, where running records are other instances' too.
+   */
+  releaseAllRunning(): Promise<number> {
+    return this.#releaseUncreated('all');
+  }
+
+  async #releaseUncreated(ids: readonly number[] | 'all'): Promise<number> {
+    let query = this.db.deleteFrom('idempotency_keys').where('state', '=', 'running').where('created_resource', 'is', null);
+    if (ids !== 'all') query = query.where('id', 'in', ids);
+    return Number((await query.executeTakeFirst()).numDeletedRows);
   }
 
   /**
