@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { InvalidRequestError } from './errors.js';
+import { InvalidRequestError, ValidationFailedError } from './errors.js';
 
 /** What a cursor may carry: plain JSON (a position, and whatever else a list needs back). */
 export type CursorPosition = string | number | boolean | null | readonly CursorPosition[] | { readonly [key: string]: CursorPosition };
@@ -76,4 +76,53 @@ export async function paginate<T>(limit: number, fetch: (take: number) => Promis
   const hasMore = rows.length > limit;
   const items = rows.slice(0, limit);
   return { items, hasMore, nextCursor: hasMore ? await cursorAfter(items.at(-1)!) : null };
+}
+
+/** Where a page of a newest-first list is: after the `next` cursor of one page, or before the `previous` cursor of another. */
+export interface PagePosition {
+  next?: string | undefined;
+  previous?: string | undefined;
+}
+
+/** A page of a newest-first list that can be walked both ways (the dashboard's Older and Newer links). */
+export interface TwoWayPage<T> extends Page<T> {
+  /** Null on the newest page. */
+  previousCursor: string | null;
+}
+
+/** One side of a keyset walk over ids, newest first: `older` than an id (the next page) or `newer` (the previous one). */
+export type IdBound = { older: number } | { newer: number } | null;
+
+/** The cursor kinds of one two-way list: each is refused where the other is expected, and by every other list. */
+export interface TwoWayKinds {
+  older: string;
+  newer: string;
+}
+
+/** The bound a page position asks for; a cursor that is not one of ours is a 400 (before anything is looked up). */
+export function twoWayBound(cursors: CursorCodec, position: PagePosition, kinds: TwoWayKinds): IdBound {
+  if (position.next !== undefined && position.previous !== undefined) throw ValidationFailedError.field('cursor', 'give either the next or the previous cursor, not both');
+  if (position.next !== undefined) return { older: cursors.decode(kinds.older, position.next, rowId) };
+  if (position.previous !== undefined) return { newer: cursors.decode(kinds.newer, position.previous, rowId) };
+  return null;
+}
+
+/**
+ * A keyset page either way: one extra row says whether there is more in the direction walked;
+ * the other side is known from where we came. `fetch` returns rows newest first, except when
+ * walking back (`newer`), where the extra row is the newest, at the start.
+ */
+export async function twoWayPage<T>(cursors: CursorCodec, bound: IdBound, limit: number, fetch: (take: number) => Promise<T[]>, kinds: TwoWayKinds, idOf: (row: T) => number): Promise<TwoWayPage<T>> {
+  const rows = await fetch(limit + 1);
+  const backwards = bound !== null && 'newer' in bound;
+  const more = rows.length > limit;
+  const items = backwards ? rows.slice(rows.length - Math.min(rows.length, limit)) : rows.slice(0, limit);
+  const olderExists = backwards ? true : more;
+  const newerExists = backwards ? more : bound !== null;
+  return {
+    items,
+    hasMore: olderExists && items.length > 0,
+    nextCursor: olderExists && items.length > 0 ? cursors.encode(kinds.older, idOf(items.at(-1)!)) : null,
+    previousCursor: newerExists && items.length > 0 ? cursors.encode(kinds.newer, idOf(items[0]!)) : null,
+  };
 }

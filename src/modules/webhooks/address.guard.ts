@@ -1,5 +1,7 @@
+import dns from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { ValidationFailedError } from '../../kernel/errors.js';
 
 /**
  * Where a webhook may point (SSRF, decisions.md §8): only addresses ipaddr.js classifies as
@@ -21,6 +23,34 @@ export class AddressGuard {
     const range = rangeOf(address);
     return range === 'unicast' || (range === 'loopback' && this.options.allowLoopback);
   }
+}
+
+/**
+ * Refuses (400) a URL a webhook may not be registered with: not absolute http(s), credentials
+ * or a fragment in it, an IP literal the guard refuses, or, when `resolve` (production), a
+ * host any of whose addresses it refuses.
+ */
+export async function checkWebhookUrl(guard: AddressGuard, text: string, resolve: boolean): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw ValidationFailedError.field('url', 'must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ValidationFailedError.field('url', 'must use http or https');
+  if (url.username || url.password) throw ValidationFailedError.field('url', 'must not carry credentials: authenticate deliveries by their signature');
+  if (url.hash) throw ValidationFailedError.field('url', 'must not have a fragment');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const refused = ValidationFailedError.field('url', 'must point at a public address (loopback, private and link-local addresses are refused)');
+  if (isIP(host) !== 0) {
+    if (!guard.allows(host)) throw refused;
+    return;
+  }
+  if (!resolve) return;
+  const addresses = await dns.lookup(host, { all: true }).catch(() => []);
+  if (addresses.length === 0) throw ValidationFailedError.field('url', `host ${host} could not be resolved`);
+  // Any refused address refuses the URL: which one a connection gets is up to the resolver.
+  if (!addresses.every((entry) => guard.allows(entry.address))) throw refused;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { toBool, toIso, toIsoOrNull } from '../../db/columns.js';
+import type { IdBound } from '../../kernel/pagination.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { envelopeOf } from './webhook.envelope.js';
 import type { AttemptOutcome, DeliveryState, ErrorClass } from './webhook.table.js';
@@ -61,9 +62,6 @@ export interface AttemptFilter {
   /** Attempts made before this instant (ISO, UTC). */
   to?: string;
 }
-
-/** One side of a keyset walk over ids, newest first: `older` than an id (the next page) or `newer` (the previous one). */
-export type IdBound = { older: number } | { newer: number } | null;
 
 /** Which webhooks a cross-webhook read or replay covers: these ids, and/or every webhook of one account, or all. */
 export interface WebhookScope {

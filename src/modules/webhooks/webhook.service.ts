@@ -1,16 +1,14 @@
-import dns from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
-import { paginate, rowId, type CursorCodec, type Page } from '../../kernel/pagination.js';
+import { paginate, rowId, twoWayBound, twoWayPage, type CursorCodec, type Page, type PagePosition, type TwoWayKinds, type TwoWayPage } from '../../kernel/pagination.js';
 import type { Principal } from '../../kernel/principal.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { Outbox } from '../outbox/outbox.module.js';
-import type { AddressGuard } from './address.guard.js';
-import type { AttemptDetail, AttemptFilter, AttemptLogRepository, AttemptView, DeadLetter, IdBound, WebhookScope } from './attempt-log.repository.js';
+import { checkWebhookUrl, type AddressGuard } from './address.guard.js';
+import type { AttemptDetail, AttemptFilter, AttemptLogRepository, AttemptView, DeadLetter, WebhookScope } from './attempt-log.repository.js';
 import type { DeliveryRepository } from './delivery.repository.js';
 import type { WebhookDispatcher } from './webhook.dispatcher.js';
 import type { LastAttempt, WebhookRecord, WebhookRepository, WebhookSummary } from './webhook.repository.js';
@@ -26,13 +24,11 @@ export const MAX_REPLAY_EVENTS = 100;
 export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
 /** How long a rotated-out secret still signs (decisions.md §8). */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
-/** Both lists' cursors carry the last row's id; each kind is refused by the other list. */
+/** Every list's cursors carry the last row's id; each kind is refused by the other lists. */
 const WEBHOOK_CURSOR = 'webhook';
-const ATTEMPT_CURSOR = 'attempt';
-/** The previous page of the attempt log (the dashboard's "Newer"): rows newer than the id. */
-const NEWER_ATTEMPT_CURSOR = 'attempt-newer';
-const DEAD_LETTER_CURSOR = 'dead-letter';
-const NEWER_DEAD_LETTER_CURSOR = 'dead-letter-newer';
+/** The attempt log's pages both ways; `newer` is the dashboard's "Newer" (rows newer than the id). */
+const ATTEMPT_PAGES: TwoWayKinds = { older: 'attempt', newer: 'attempt-newer' };
+const DEAD_LETTER_PAGES: TwoWayKinds = { older: 'dead-letter', newer: 'dead-letter-newer' };
 
 export interface WebhookInput {
   url: string;
@@ -52,18 +48,6 @@ export interface TestOutcome {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
-}
-
-/** Where a page of a newest-first list is: after the `next` cursor of one page, or before the `previous` cursor of another. */
-export interface PagePosition {
-  next?: string | undefined;
-  previous?: string | undefined;
-}
-
-/** A page of a newest-first list that can be walked both ways (the dashboard's Older and Newer links). */
-export interface TwoWayPage<T> extends Page<T> {
-  /** Null on the newest page. */
-  previousCursor: string | null;
 }
 
 /** A cross-webhook view: one webhook, one account's (staff), or every one the caller may manage. */
@@ -95,7 +79,7 @@ export class WebhookService {
 
   async create(principal: Principal, input: WebhookInput): Promise<{ webhook: WebhookRecord; secret: string }> {
     this.#checkEvents(input.events, principal.scopes);
-    await this.#checkUrl(input.url);
+    await checkWebhookUrl(this.options.guard, input.url, this.options.resolveAtRegistration);
     const secret = newWebhookSecret();
     const webhook = await this.options.webhooks.insertWithinLimit(
       {
@@ -141,7 +125,7 @@ export class WebhookService {
     // Staff changing another account's webhook choose events within that webhook's scopes.
     const chooser = own ? principal.scopes : new Set<Scope>(webhook.scopes);
     if (patch.events !== undefined) this.#checkEvents(patch.events, chooser);
-    if (patch.url !== undefined) await this.#checkUrl(patch.url);
+    if (patch.url !== undefined) await checkWebhookUrl(this.options.guard, patch.url, this.options.resolveAtRegistration);
     const retargeted = patch.url !== undefined || patch.events !== undefined;
     const updated = await this.options.webhooks.update(id, {
       ...(patch.url !== undefined && { url: patch.url }),
@@ -169,10 +153,10 @@ export class WebhookService {
 
   /** The attempt log walked either way (the dashboard's pages): `next` goes to older attempts, `previous` to newer ones. */
   async attemptLog(principal: Principal, id: number, filter: AttemptFilter, position: PagePosition, limit: number): Promise<TwoWayPage<AttemptView>> {
-    const bound = this.#bound(position, ATTEMPT_CURSOR, NEWER_ATTEMPT_CURSOR);
+    const bound = twoWayBound(this.options.cursors, position, ATTEMPT_PAGES);
     const checked = checkedFilter(filter);
     await this.#managed(principal, id);
-    return this.#twoWay(bound, limit, (take) => this.options.log.attempts(id, checked, bound, take), ATTEMPT_CURSOR, NEWER_ATTEMPT_CURSOR);
+    return twoWayPage(this.options.cursors, bound, limit, (take) => this.options.log.attempts(id, checked, bound, take), ATTEMPT_PAGES, (row) => row.id);
   }
 
   /** One attempt of this webhook, with the headers and body sent and the start of the answer; another webhook's is a 404. */
@@ -191,9 +175,9 @@ export class WebhookService {
 
   /** Dead-lettered deliveries, newest first, across the webhooks the caller may manage (or one of them). */
   async deadLetters(principal: Principal, query: DeadLetterQuery, position: PagePosition, limit: number): Promise<TwoWayPage<DeadLetter>> {
-    const bound = this.#bound(position, DEAD_LETTER_CURSOR, NEWER_DEAD_LETTER_CURSOR);
+    const bound = twoWayBound(this.options.cursors, position, DEAD_LETTER_PAGES);
     const scope = await this.#scope(principal, query);
-    return this.#twoWay(bound, limit, (take) => this.options.log.deadLetters(scope, bound, take), DEAD_LETTER_CURSOR, NEWER_DEAD_LETTER_CURSOR, (row) => row.deliveryId);
+    return twoWayPage(this.options.cursors, bound, limit, (take) => this.options.log.deadLetters(scope, bound, take), DEAD_LETTER_PAGES, (row) => row.deliveryId);
   }
 
   /** How many dead-lettered deliveries a replay of all of them would send (a confirmation states it). */
@@ -236,32 +220,6 @@ export class WebhookService {
     if (owner !== null && owner !== principal.accountId) return nothing;
     const own = await this.options.webhooks.list(principal.accountId, 0, MAX_WEBHOOKS_PER_ACCOUNT * 10, null);
     return { webhookIds: own.filter((webhook) => managementRefusal(principal.scopes, webhook.scopes) === null).map((webhook) => webhook.id), accountId: null };
-  }
-
-  #bound(position: PagePosition, older: string, newer: string): IdBound {
-    const { cursors } = this.options;
-    if (position.next !== undefined && position.previous !== undefined) throw ValidationFailedError.field('cursor', 'give either the next or the previous cursor, not both');
-    if (position.next !== undefined) return { older: cursors.decode(older, position.next, rowId) };
-    if (position.previous !== undefined) return { newer: cursors.decode(newer, position.previous, rowId) };
-    return null;
-  }
-
-  /** A keyset page either way: one extra row says whether there is more in the direction walked; the other side is known from where we came. */
-  async #twoWay<T>(bound: IdBound, limit: number, fetch: (take: number) => Promise<T[]>, older: string, newer: string, idOf: (row: T) => number = (row) => (row as { id: number }).id): Promise<TwoWayPage<T>> {
-    const { cursors } = this.options;
-    const rows = await fetch(limit + 1);
-    const backwards = bound !== null && 'newer' in bound;
-    const more = rows.length > limit;
-    // Walking back, rows come oldest last (reversed): the extra one is the newest, at the start.
-    const items = backwards ? rows.slice(rows.length - Math.min(rows.length, limit)) : rows.slice(0, limit);
-    const olderExists = backwards ? true : more;
-    const newerExists = backwards ? more : bound !== null;
-    return {
-      items,
-      hasMore: olderExists && items.length > 0,
-      nextCursor: olderExists && items.length > 0 ? cursors.encode(older, idOf(items.at(-1)!)) : null,
-      previousCursor: newerExists && items.length > 0 ? cursors.encode(newer, idOf(items[0]!)) : null,
-    };
   }
 
   /**
@@ -336,29 +294,6 @@ export class WebhookService {
     }
   }
 
-  /** http(s), no credentials or fragment; in production a host whose every address is public. */
-  async #checkUrl(text: string): Promise<void> {
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      throw ValidationFailedError.field('url', 'must be an absolute http(s) URL');
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ValidationFailedError.field('url', 'must use http or https');
-    if (url.username || url.password) throw ValidationFailedError.field('url', 'must not carry credentials: authenticate deliveries by their signature');
-    if (url.hash) throw ValidationFailedError.field('url', 'must not have a fragment');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const refused = ValidationFailedError.field('url', 'must point at a public address (loopback, private and link-local addresses are refused)');
-    if (isIP(host) !== 0) {
-      if (!this.options.guard.allows(host)) throw refused;
-      return;
-    }
-    if (!this.options.resolveAtRegistration) return;
-    const addresses = await dns.lookup(host, { all: true }).catch(() => []);
-    if (addresses.length === 0) throw ValidationFailedError.field('url', `host ${host} could not be resolved`);
-    // Any refused address refuses the URL: which one a connection gets is up to the resolver.
-    if (!addresses.every((entry) => this.options.guard.allows(entry.address))) throw refused;
-  }
 }
 
 function isStaff(principal: Principal): boolean {

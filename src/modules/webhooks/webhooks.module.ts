@@ -20,7 +20,8 @@ import type { WebhookSettings } from './webhook.settings.js';
 import type { OutboxEventsPort } from './webhooks.ports.js';
 
 export type { WebhookSettings } from './webhook.settings.js';
-export type { WebhookService, PagePosition, TwoWayPage, DeadLetterQuery } from './webhook.service.js';
+export type { WebhookService, DeadLetterQuery } from './webhook.service.js';
+export type { PagePosition, TwoWayPage } from '../../kernel/pagination.js';
 export { MAX_REPLAY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT } from './webhook.service.js';
 export type { AttemptDetail, AttemptFilter, AttemptView, DeadLetter, OutcomeFilter } from './attempt-log.repository.js';
 export type { LastAttempt, WebhookRecord } from './webhook.repository.js';
