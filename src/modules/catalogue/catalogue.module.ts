@@ -20,6 +20,7 @@ import { ImageService } from './image.service.js';
 import { FileSystemImageStorage, type ImageStorage } from './image.storage.js';
 import { seasonOpeningJob } from './season-opening.job.js';
 import { StockService } from './stock.service.js';
+import { StockRepository } from './stock.repository.js';
 import { CatalogueSeeder } from './catalogue.seeder.js';
 import { TaxonomyRepository } from './taxonomy.repository.js';
 
@@ -105,7 +106,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
         orderable: (executor, minGrams, limit) => cheeseRepository.orderableIds(executor, minGrams, limit),
         profiles: (executor) => cheeseRepository.profiles(executor),
       },
-      stock: new StockService({ cheeses: cheeseRepository, outbox, changes, lowStockGrams: Math.round(options.lowStockThresholdKg * 1000) }),
+      stock: new StockService({ stock: new StockRepository(), outbox, changes, lowStockGrams: Math.round(options.lowStockThresholdKg * 1000) }),
     },
   };
 }

@@ -69,16 +69,6 @@ const selectIdsBy = prepared((db, { ids, slugs }: { ids: number[]; slugs: string
     .where((eb) => eb.or([...(ids.length > 0 ? [eb('id', 'in', ids)] : []), ...(slugs.length > 0 ? [eb('slug', 'in', slugs)] : [])])),
 );
 
-const selectStockForUpdate = prepared((db, { ids }: { ids: number[] }) => {
-  const query = db.selectFrom('cheeses').select(['id', 'slug', 'name', 'status', 'price_cents', 'stock_grams']).where('id', 'in', ids).orderBy('id');
-  return isPostgres(db) ? query.forUpdate() : query;
-});
-
-/** A cheese as stock changes see it. */
-export type StockRecord = Awaited<ReturnType<typeof selectStockForUpdate>>[number];
-
-const updateStock = prepared((db, { id, ...row }: { id: number; stock_grams: number; status: CheeseStatus; updated_at: string }) => db.updateTable('cheeses').set(row).where('id', '=', id));
-
 /** The sort key as one SQL expression; nullable keys sort as -1 so keyset comparisons stay total. */
 function sortExpression(sort: SortField) {
   switch (sort) {
@@ -304,20 +294,6 @@ export class CheeseRepository {
   async orderableIds(executor: Kysely<DB>, minGrams: number, limit: number): Promise<number[]> {
     const rows = await executor.selectFrom('cheeses').select('id').where('status', '=', 'available').where('price_cents', 'is not', null).where('stock_grams', '>=', minGrams).orderBy('id').limit(limit).execute();
     return rows.map((row) => Number(row.id));
-  }
-
-  /** Stock and status alone: what orders change, nothing of the description. */
-  async setStock(trx: Transaction<DB>, id: number, stockGrams: number, status: CheeseStatus): Promise<void> {
-    await updateStock(trx, { id, stock_grams: stockGrams, status, updated_at: nowIso() });
-  }
-
-  /**
-   * What stock changes need of several cheeses, the rows locked (PostgreSQL) in id order so
-   * that two orders never wait on each other in a cycle.
-   */
-  async lockStock(trx: Transaction<DB>, ids: readonly number[]): Promise<StockRecord[]> {
-    if (ids.length === 0) return [];
-    return selectStockForUpdate(trx, { ids: [...ids] });
   }
 
   async delete(trx: Transaction<DB>, id: number): Promise<void> {

@@ -4,7 +4,7 @@ import type { ChangeContext } from '../../kernel/change-context.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { CatalogueChanges } from './catalogue.changes.js';
 import type { CheeseStatus } from './catalogue.table.js';
-import type { CheeseRepository, StockRecord } from './cheese.repository.js';
+import type { StockRecord, StockRepository } from './stock.repository.js';
 import { applyStockRules } from './stock.rules.js';
 
 /** One line of stock to take or give back. */
@@ -33,7 +33,7 @@ export type ReservationProblem =
  */
 export class StockService {
   constructor(
-    private readonly options: { cheeses: CheeseRepository; outbox: Outbox; changes: CatalogueChanges; lowStockGrams: number },
+    private readonly options: { stock: StockRepository; outbox: Outbox; changes: CatalogueChanges; lowStockGrams: number },
   ) {}
 
   /**
@@ -41,7 +41,7 @@ export class StockService {
    * served (unknown, not `available` or without a price, or short) and then nothing was changed.
    */
   async reserve(trx: Transaction<DB>, lines: readonly StockLine[], ctx: ChangeContext): Promise<{ snapshots: StockSnapshot[]; problems: ReservationProblem[] }> {
-    const records = new Map((await this.options.cheeses.lockStock(trx, lines.map((l) => l.cheeseId))).map((r) => [Number(r.id), r]));
+    const records = new Map((await this.options.stock.lock(trx, lines.map((l) => l.cheeseId))).map((r) => [Number(r.id), r]));
     const problems: ReservationProblem[] = [];
     for (const line of lines) {
       const record = records.get(line.cheeseId);
@@ -68,7 +68,7 @@ export class StockService {
 
   /** Gives stock back (a cancelled order); a cheese deleted since is skipped. */
   async release(trx: Transaction<DB>, lines: readonly StockLine[], ctx: ChangeContext): Promise<void> {
-    const records = await this.options.cheeses.lockStock(trx, lines.map((l) => l.cheeseId));
+    const records = await this.options.stock.lock(trx, lines.map((l) => l.cheeseId));
     for (const record of records) {
       const grams = lines.filter((l) => l.cheeseId === Number(record.id)).reduce((sum, l) => sum + l.grams, 0);
       await this.#adjust(trx, record, grams, ctx);
@@ -89,7 +89,7 @@ export class StockService {
       requestedStatus: undefined,
       lowStockGrams: this.options.lowStockGrams,
     });
-    await this.options.cheeses.setStock(trx, Number(record.id), after, rules.status);
+    await this.options.stock.set(trx, Number(record.id), after, rules.status);
     record.stock_grams = after;
     record.status = rules.status;
     const data = {
