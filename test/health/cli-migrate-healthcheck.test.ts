@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../src/db/migrate.js';
 import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
+import { freePort } from '../helpers/oauth.js';
 
 const run = promisify(execFile);
 let storage: TestStorage;
@@ -23,7 +24,7 @@ function cli(args: string[], extra: NodeJS.ProcessEnv = {}) {
 
 /** The server on a free port until it prints `until` (or exits); its exit code and output. */
 async function startServer(extra: NodeJS.ProcessEnv, until: string) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, ...extra, PORT: String(port) } });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
@@ -78,6 +79,7 @@ describe('migrate, MIGRATE_ON_BOOT and healthcheck', () => {
   it('ROLE=worker serves the probes only', async () => {
     const worker = await startServer({ ROLE: 'worker' }, 'Probes:');
     try {
+      expect(worker.output(), 'the worker did not start').toContain('Probes:');
       const base = `http://127.0.0.1:${worker.port}/v2`;
       expect((await fetch(`${base}/health/live`)).status).toBe(200);
       expect((await fetch(`${base}/health/ready`)).status).toBe(200);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { startServer } from '../helpers/server.js';
+import { freePort } from '../helpers/oauth.js';
 
 let storage: TestStorage;
 
@@ -29,7 +30,7 @@ function slowRequest(port: number) {
 
 describe('SIGTERM drains the server (src/server.ts)', () => {
   it('answers ready 503 and live 200 during DRAIN_DELAY_MS, finishes a request in flight, and exits 0', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const child = await startServer(processEnvFor(storage, { DRAIN_DELAY_MS: String(DRAIN_DELAY_MS) }), port);
     let output = '';
     child.stdout!.on('data', (d) => (output += d));

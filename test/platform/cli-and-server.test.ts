@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
+import { freePort } from '../helpers/oauth.js';
 
 const run = promisify(execFile);
 let storage: TestStorage;
@@ -30,7 +31,7 @@ function cli(...args: string[]) {
 
 /** `npm start`'s server on a free port, resolved once it says it serves (or after 45 s), with all it printed. */
 async function startServer() {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port) } });
   let output = '';
   child.stdout.on('data', (d) => (output += d));

@@ -5,6 +5,7 @@ import { TEST_CUSTOMER } from '../../src/bootstrap.js';
 import type { Database } from '../../src/db/database.js';
 import { openTestDatabase, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { startServer } from '../helpers/server.js';
+import { freePort } from '../helpers/oauth.js';
 
 /**
  * The sandbox's test customer has a published password: it must never be seeded into a
@@ -37,7 +38,7 @@ const contents = async () => ({
 
 describe('db:seed on a database a production deployment has used', () => {
   beforeAll(async () => {
-    const server = await startServer(processEnvFor(storage, PRODUCTION), 20000 + Math.floor(Math.random() * 20000));
+    const server = await startServer(processEnvFor(storage, PRODUCTION), await freePort());
     const exit = new Promise((resolve) => server.on('exit', resolve));
     server.kill('SIGTERM');
     await exit;
@@ -57,7 +58,7 @@ describe('db:seed on a database a production deployment has used', () => {
 
   it('nor does a server started outside production seed it: it stops with the same message', async () => {
     const before = await contents();
-    const started = await run(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...processEnvFor(storage, { CHEESE_ENV: 'sandbox' }), PORT: String(20000 + Math.floor(Math.random() * 20000)) }, timeout: 30_000 }).then(
+    const started = await run(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...processEnvFor(storage, { CHEESE_ENV: 'sandbox' }), PORT: String(await freePort()) }, timeout: 30_000 }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
     );
