@@ -18,11 +18,15 @@ let app: FastifyInstance;
 let database: Database;
 let base: string;
 let dataDir: string;
+let closing = false;
 
 beforeAll(async () => {
   blackhole = net.createServer((socket) => {
-    sockets.add(socket);
     socket.on('error', () => {});
+    // Tearing down: a connection opened now (a reconnecting listener, a pool) fails at once,
+    // so neither the app's close nor the server's waits on a socket nobody will end.
+    if (closing) socket.destroy();
+    else sockets.add(socket);
   });
   await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
   const port = (blackhole.address() as net.AddressInfo).port;
@@ -34,10 +38,19 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
 });
 afterAll(async () => {
+  closing = true;
   for (const socket of sockets) socket.destroy();
-  await app.close();
-  await database.close();
-  await new Promise((resolve) => blackhole.close(resolve));
+  // Each step timed: CI once saw this hook pass 60 s (PostgreSQL pass, not reproduced in 10 runs here).
+  const slow = async (step: string, work: () => Promise<unknown>) => {
+    const started = Date.now();
+    await work();
+    if (Date.now() - started > 2_000) console.error(`database-outage teardown: ${step} took ${Date.now() - started} ms`);
+  };
+  await slow('app.close()', () => app.close());
+  await slow('database.close()', () => database.close());
+  // `close` waits for every connection to end: those accepted while the app closed included.
+  for (const socket of sockets) socket.destroy();
+  await slow('blackhole.close()', () => new Promise((resolve) => blackhole.close(resolve)));
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
