@@ -1,9 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { createTestStorage, DIALECT, processEnvFor, type TestStorage } from '../helpers/database.js';
-import { freePort } from '../helpers/oauth.js';
-import { startServer } from '../helpers/server.js';
+import { runServer, sandboxCustomerKey, type RunningServer } from '../helpers/server.js';
 
 /**
  * A request cut off by a crash leaves its Idempotency-Key running. On SQLite the one instance
@@ -22,39 +20,23 @@ afterAll(async () => {
   await storage.dispose();
 });
 
-async function withServer<T>(work: (base: string) => Promise<T>): Promise<T> {
-  const port = await freePort();
-  const child: ChildProcess = await startServer(env, port);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+/** A server for `work`, then killed with SIGKILL: a crash, nothing released on the way out. */
+async function withServer<T>(work: (server: RunningServer) => Promise<T>): Promise<T> {
+  const server = await runServer(env);
   try {
-    return await work(`http://127.0.0.1:${port}`);
+    return await work(server);
   } finally {
-    // kill -9: as a crash, nothing released on the way out.
-    child.kill('SIGKILL');
-    await exited;
+    await server.stop('SIGKILL');
   }
-}
-
-async function json(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
-  const response = await fetch(`${base}${path}`, {
-    method: init.method ?? 'GET',
-    headers: { 'content-type': 'application/json', ...init.headers },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
 }
 
 describe(`a restart and the Idempotency-Keys a crash left running (${DIALECT})`, () => {
   it(DIALECT === 'sqlite' ? 'frees them at once on SQLite: the retry is served, not 409' : 'leaves them to their lease on PostgreSQL: 409 "still being processed"', async () => {
     const order = { items: [{ cheeseId: 1, quantity_kg: 0.1 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Lyon', country: 'FR' } } };
-    const { headers, firstId } = await withServer(async (base) => {
-      const login = await json(base, '/v2/customer/login', { method: 'POST', body: { username: 'test.customer', password: 'Gruyere and crackers 2026' } });
-      expect(login.status).toBe(200);
-      const key = await json(base, '/v2/api-keys', { method: 'POST', headers: { authorization: `Bearer ${login.body.token as string}` }, body: { scopes: ['read:orders', 'write:orders'] } });
-      expect(key.status).toBe(201);
-      const auth = { 'x-api-key': key.body.key as string };
-      const first = await json(base, '/v2/orders', { method: 'POST', headers: { ...auth, 'idempotency-key': 'cut-off' }, body: order });
-      expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const { headers, firstId } = await withServer(async ({ http }) => {
+      const auth = await sandboxCustomerKey(http, ['read:orders', 'write:orders']);
+      const first = await http.post('/v2/orders', { headers: { ...auth, 'idempotency-key': 'cut-off' }, json: order });
+      expect(first.status, first.text).toBe(201);
       return { headers: auth, firstId: first.body.id };
     });
 
@@ -72,17 +54,17 @@ describe(`a restart and the Idempotency-Keys a crash left running (${DIALECT})`,
       await database.close();
     }
 
-    await withServer(async (base) => {
-      const retry = await json(base, '/v2/orders', { method: 'POST', headers: { ...headers, 'idempotency-key': 'cut-off' }, body: order });
+    await withServer(async ({ http }) => {
+      const retry = await http.post('/v2/orders', { headers: { ...headers, 'idempotency-key': 'cut-off' }, json: order });
       if (DIALECT === 'sqlite') {
-        expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+        expect(retry.status, retry.text).toBe(201);
         expect(retry.headers.get('idempotent-replayed')).toBeNull();
         expect(retry.body.id).not.toBe(firstId);
         // Its answer is now the key's: the next retry replays it.
-        const again = await json(base, '/v2/orders', { method: 'POST', headers: { ...headers, 'idempotency-key': 'cut-off' }, body: order });
+        const again = await http.post('/v2/orders', { headers: { ...headers, 'idempotency-key': 'cut-off' }, json: order });
         expect([again.status, again.headers.get('idempotent-replayed'), again.body.id]).toEqual([201, 'true', retry.body.id]);
       } else {
-        expect([retry.status, retry.headers.get('retry-after')], JSON.stringify(retry.body)).toEqual([409, '1']);
+        expect([retry.status, retry.headers.get('retry-after')], retry.text).toEqual([409, '1']);
         expect(retry.body).toMatchObject({ code: 409, message: expect.stringMatching(/still being processed/) });
       }
     });
