@@ -93,6 +93,9 @@ export async function registerPages(scope: FastifyInstance, options: PagesOption
 
   scope.decorateRequest('browserSession', null);
   scope.decorateReply('csrfToken', function (this: FastifyReply) {
+    // Refused before this scope's hooks ran (request-guards.ts: two Authorization lines, an
+    // undecodable URL): no cookie was parsed, so the error page gets no token, not a 500.
+    if ((this.request.cookies as unknown) == null) return '';
     return this.generateCsrf({ userInfo: csrfBinding(this.request) });
   });
   scope.decorateReply('startSession', function (this: FastifyReply, token: string, session: BrowserSession) {

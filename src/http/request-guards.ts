@@ -6,8 +6,8 @@ import type { ProxyTrust } from './trusted-proxies.js';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../kernel/errors.js';
 
 /**
- * What every request must satisfy before routing decides anything: one valid Host (required
- * from HTTP/1.1), a URL whose percent-escapes decode to UTF-8, and a body in no content coding
+ * What every request must satisfy before routing decides anything: one line of each header
+ * that takes one value, one valid Host (required from HTTP/1.1), a URL whose percent-escapes decode to UTF-8, and a body in no content coding
  * and no transfer coding but chunked. Node answers the first with an empty 400 unless told not
  * to (`requireHostHeader: false` in app.ts). A pipeline stage (pipeline.ts).
  */
@@ -109,6 +109,7 @@ export function connectionGuards(app: FastifyInstance): void {
 }
 
 function guard(request: FastifyRequest): void {
+  assertSingleValued(request);
   assertHost(request);
   assertDecodableUrl(request);
   const encoding = request.headers['content-encoding'];
@@ -131,14 +132,44 @@ function guard(request: FastifyRequest): void {
 const HOST = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::[0-9]*)?$/;
 
 /**
+ * The request headers we read that take one value, by the name a client writes. Of several
+ * lines, Node keeps the first of some (Host, Authorization, Content-Type,
+ * If-Unmodified-Since) and joins the others with ", " (X-API-Key, Idempotency-Key,
+ * Sec-Fetch-Site): either way one of the values the client sent would silently be the one
+ * acted on (a read-only key before an admin key is served as the read-only key), and a proxy
+ * in front may have judged the other. So more than one line is a 400, on every route, before
+ * anything reads them. Headers that are lists by definition (Accept, Accept-Encoding,
+ * If-Match, If-None-Match, X-Forwarded-For) mean the same joined; Cookie lines are joined as
+ * HTTP/2 requires; the rest fail closed when joined (docs/decisions.md, issue 28 §1).
+ */
+const SINGLE_VALUED: Record<string, string> = {
+  host: 'Host',
+  authorization: 'Authorization',
+  'x-api-key': 'X-API-Key',
+  'content-type': 'Content-Type',
+  'idempotency-key': 'Idempotency-Key',
+  'if-unmodified-since': 'If-Unmodified-Since',
+  'sec-fetch-site': 'Sec-Fetch-Site',
+};
+
+/** rawHeaders lists every line as sent (light-my-request's too), where `headers` has merged them. */
+function assertSingleValued(request: FastifyRequest): void {
+  const { rawHeaders } = request.raw;
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (SINGLE_VALUED[name] === undefined) continue;
+    if (seen.has(name)) throw new InvalidRequestError(`Send one ${SINGLE_VALUED[name]} header, not several.`, [{ field: name, message: 'must be sent once' }]);
+    seen.add(name);
+  }
+}
+
+/**
  * RFC 9112 §3.2: a 400 for an HTTP/1.1 request without Host, and for any request with more
- * than one Host line or an invalid one (Node keeps the first of several and checks none).
+ * than one Host line (assertSingleValued) or an invalid one.
  */
 function assertHost(request: FastifyRequest): void {
-  const { rawHeaders, httpVersionMajor, httpVersionMinor } = request.raw;
-  let lines = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === 4 && rawHeaders[i]!.toLowerCase() === 'host') lines++;
-  if (lines > 1) throw new InvalidRequestError('Send one Host header, not several.', [{ field: 'host', message: 'must be sent once' }]);
+  const { httpVersionMajor, httpVersionMinor } = request.raw;
   const host = request.headers.host;
   if (host === undefined) {
     if (httpVersionMajor > 1 || (httpVersionMajor === 1 && httpVersionMinor >= 1)) {
