@@ -6,7 +6,7 @@ import { openChangeBroadcast } from './db/change-broadcast.js';
 import { PrincipalResolver } from './http/auth.js';
 import { ErrorSchema } from './http/common.schema.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
-import { registerOpenApi } from './http/openapi.js';
+import { registerOpenApi, serveDocument } from './http/openapi.js';
 import { requestIdFor } from './http/request-id.js';
 import { serializeRequest } from './http/log-redaction.js';
 import { ResponseCache } from './http/read-cache.js';
@@ -101,7 +101,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   await app.register(
     async (v2) => {
       for (const module of Object.values(modules)) if (module.routes) await v2.register(module.routes);
-      v2.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
+      v2.get('/openapi.json', { config: { auth: 'public', compressOnce: true }, schema: { hide: true } }, serveDocument(app));
     },
     { prefix: '/v2' },
   );

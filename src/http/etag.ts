@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SendHook } from '../kernel/request-stage.js';
 import { PreconditionFailedError } from '../kernel/errors.js';
+import { codedTag, codingFor, varyOnCoding } from './compression.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,20 +14,27 @@ declare module 'fastify' {
   }
 }
 
-/** Strong ETag over the exact bytes sent, so each representation (JSON, CSV) has its own. */
+/** Strong ETag over the exact bytes of the identity representation, so each (JSON, CSV) has its own; a compressed one's is derived from it (compression.ts codedTag). */
 export function etagOf(payload: string | Buffer): string {
   return `"${hash('sha1', payload, 'base64url')}"`;
 }
 
-function matches(ifNoneMatch: string, etag: string): boolean {
+/** A tag as sent for the resource in any coding (`"x-br"`): a write's preconditions ask whether the resource changed, not how it travelled. */
+const uncoded = (tag: string) => tag.replace(/-(?:br|gzip)"$/, '"');
+
+/** Weak comparison (§13.1.2). A GET compares with its own representation's tag; a write (`anyCoding`) with the resource's in any coding. */
+function matches(ifNoneMatch: string, etag: string, anyCoding = false): boolean {
   if (ifNoneMatch.trim() === '*') return true;
-  return ifNoneMatch.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+  return ifNoneMatch.split(',').some((candidate) => {
+    const tag = candidate.trim().replace(/^W\//, '');
+    return (anyCoding ? uncoded(tag) : tag) === etag;
+  });
 }
 
-/** If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches; `*` matches any current representation. */
+/** If-Match compares strongly (RFC 9110 §13.1.1): a weak tag never matches; `*` matches any current representation, in any coding. */
 function ifMatchHolds(ifMatch: string, current: string): boolean {
   if (ifMatch.trim() === '*') return true;
-  return ifMatch.split(',').some((candidate) => candidate.trim() === current);
+  return ifMatch.split(',').some((candidate) => !candidate.trim().startsWith('W/') && uncoded(candidate.trim()) === current);
 }
 
 /** IMF-fixdate, and the obsolete RFC 850 and asctime forms a recipient must still accept (RFC 9110 §5.6.7). */
@@ -69,7 +77,7 @@ export function writePrecondition(request: FastifyRequest, reply: FastifyReply, 
       throw new PreconditionFailedError('If-Unmodified-Since: the resource has changed since that date; GET it again, reapply your change and retry.');
     }
     // Weak comparison (§13.1.2); on a write a match fails the request, never a 304.
-    if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag)) {
+    if (ifNoneMatch !== undefined && matches(ifNoneMatch, etag, true)) {
       throw new PreconditionFailedError(ifNoneMatch.trim() === '*' ? 'If-None-Match: *: the resource exists.' : 'If-None-Match: the resource still has that ETag.');
     }
   };
@@ -91,11 +99,17 @@ function withEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown
   if (reply.statusCode !== 200) return payload;
   // Answers to a credential are the caller's: never kept by a shared cache, always revalidated.
   if (request.principal && !reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
-  // A response replayed from the read cache carries its ETag already.
+  // A response replayed from the read cache, or a static one, carries its ETag already.
   const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload);
   reply.header('etag', etag);
+  // Chosen here, applied last (compression.ts): the tag compared is the one of the representation this client gets.
+  request.contentCoding = codingFor(request, reply, payload);
   const ifNoneMatch = request.headers['if-none-match'];
-  if (typeof ifNoneMatch === 'string' && matches(ifNoneMatch, etag)) {
+  const representationTag = codedTag(etag, request.contentCoding);
+  if (typeof ifNoneMatch === 'string' && matches(ifNoneMatch, representationTag)) {
+    varyOnCoding(reply);
+    reply.header('etag', representationTag);
+    request.contentCoding = null;
     reply.code(304);
     reply.removeHeader('content-length');
     reply.removeHeader('content-type');

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { etagOf } from './etag.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { securityFor } from './auth.js';
@@ -151,6 +152,10 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
     },
     transformObject: (documentObject) => refineDocument('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject),
   });
+  // The docs page and its files are the same bytes all along: compressed once (compression.ts).
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, compressOnce: true };
+  });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null, requestInterceptor: dropDuplicateApiKey },
@@ -207,4 +212,20 @@ function dropDuplicateApiKey(request: { headers?: Record<string, string> }) {
   }
   if (apiKey !== undefined && authorization !== undefined && headers[authorization] === `Bearer ${headers[apiKey]}`) delete headers[apiKey];
   return request;
+}
+
+/**
+ * `GET /v2/openapi.json`: the document serialised once per process (461 KB, the same bytes
+ * `app.swagger()` would give each time) with its ETag; compression.ts compresses it once
+ * per coding at the best level (`compressOnce` on the route).
+ */
+export function serveDocument(app: FastifyInstance): (request: unknown, reply: FastifyReply) => FastifyReply {
+  let document: { body: Buffer; etag: string } | undefined;
+  return (_request, reply) => {
+    if (!document) {
+      const body = Buffer.from(JSON.stringify(app.swagger()), 'utf8');
+      document = { body, etag: etagOf(body) };
+    }
+    return reply.type('application/json; charset=utf-8').header('etag', document.etag).send(document.body);
+  };
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ModuleStage, Next, RequestHook, RouteFilter, SendHook } from '../kernel/request-stage.js';
 import { authStages, type AuthOptions } from './auth.js';
 import { corsPreflight, registerCors } from './cors.js';
+import { compressLast } from './compression.js';
 import { conditionalGet } from './etag.js';
 import { registerErrorHandling } from './error-handler.js';
 import { trackRouteMethods } from './method-router.js';
@@ -41,6 +42,8 @@ import { registerBodyParsers } from './body-parsers.js';
  * | 13 | onSend        | unread body: drained, or closed        | every request                  |
  * | 14 | onSend        | read cache store                       | `config.readCache`             |
  * | 15 | onSend        | module stages `sent`                   | as each says (Idempotency-Key) |
+ * | 16 | onSend        | compression (br, gzip; the ETag stage  | every route, after its own     |
+ * |    |               | chose the coding: compression.ts)      | onSend hooks                   |
  *
  * Errors anywhere: one error handler, the Error shape (error-handler.ts). Refusals at 4 and 5
  * go to the module stages `refused` (rate limits count them). Fastify runs a phase's hooks for
@@ -104,6 +107,8 @@ export async function registerPipeline(app: FastifyInstance, options: PipelineOp
     ...(cache ? [{ name: 'read cache store', phase: 'onSend' as const, routes: cache.applies, hook: cache.store }] : []),
     ...modules('sent').map(({ name, routes, hook }) => ({ name, phase: 'onSend' as const, routes, hook })),
   ]);
+  // Stage 16, after every route's own onSend hooks too: what the stages above keep is identity bytes.
+  app.addHook('onRoute', compressLast);
 }
 
 /**

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import http from 'node:http';
 
 export interface RawResponse {
   status: number;
@@ -44,4 +45,35 @@ export function rawExchange(port: number, chunks: (string | Buffer)[], waitMs = 
 
 export function portOf(baseUrl: string): number {
   return Number(new URL(baseUrl).port);
+}
+
+export interface NodeResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** The body's bytes as sent: never decompressed. */
+  bytes: Buffer;
+  text: string;
+  /** Parsed when JSON, else the text. */
+  body: any;
+}
+
+/**
+ * One request through node:http, which writes one header line per element of an array value
+ * (fetch merges them) and never decodes a compressed body (fetch does).
+ */
+export function nodeRequest(port: number, method: string, path: string, headers: Record<string, string | string[]> = {}, body?: string | Buffer): Promise<NodeResponse> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method, path, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        const text = bytes.toString('utf8');
+        const json = (response.headers['content-type'] ?? '').includes('json') && text !== '' && response.headers['content-encoding'] === undefined;
+        resolve({ status: response.statusCode!, headers: response.headers, bytes, text, body: json ? JSON.parse(text) : text });
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
 }

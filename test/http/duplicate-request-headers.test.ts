@@ -1,7 +1,6 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { portOf } from '../helpers/raw.js';
+import { nodeRequest, portOf, type NodeResponse } from '../helpers/raw.js';
 
 /**
  * A header that takes one value, sent on two lines (issue 28 §1). fetch merges such lines, so
@@ -19,28 +18,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  body: any;
-}
-
-function send(method: string, path: string, headers: Record<string, string | string[]>, body?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port: portOf(t.http.baseUrl), method, path, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const json = (response.headers['content-type'] ?? '').includes('json') && text !== '';
-        resolve({ status: response.statusCode!, headers: response.headers, text, body: json ? JSON.parse(text) : text });
-      });
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
+type Answer = NodeResponse;
+const send = (method: string, path: string, headers: Record<string, string | string[]>, body?: string) => nodeRequest(portOf(t.http.baseUrl), method, path, headers, body);
 
 const cheeseCount = async () => (await t.database.db.selectFrom('cheeses').select('id').execute()).length;
 const expectTwice = (answer: Answer, field: string) => {

@@ -59,7 +59,7 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
       scope.setErrorHandler((error, request, reply) => pageError(context, error as Error & { statusCode?: number; code?: string }, request, reply));
       scope.setNotFoundHandler((request, reply) => renderError(context, request, reply, 404, 'There is no such page.'));
 
-      scope.get('/assets/:file', { schema: { params: Type.Object({ file: Type.String() }) } }, async (request, reply) => {
+      scope.get('/assets/:file', { config: { compressOnce: true }, schema: { params: Type.Object({ file: Type.String() }) } }, async (request, reply) => {
         const asset = assets[(request.params as { file: string }).file];
         if (!asset) return renderError(context, request, reply, 404, 'There is no such file.');
         return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
