@@ -26,13 +26,14 @@ declare module 'fastify' {
 export const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 /**
- * Dynamic answers (lists, CSV, pages): fast levels. Measured on a 36 KB catalogue page and the
- * 461 KB OpenAPI document (docs/performance.md, "Compressed answers"): brotli 4 is within a few
- * per cent of 6's size at about half its time, and 11 (zlib's default) is ~100 times slower.
+ * Dynamic answers (lists, CSV, pages): fast levels, measured on an 88 KB catalogue page
+ * (docs/performance.md, "Compressed answers"): brotli 3 and gzip 3 take about half the time of
+ * brotli 4 and gzip 6 (zlib's default) for 4 to 13 % more bytes; brotli 11, zlib's default
+ * for brotli, is two orders of magnitude slower.
  */
 const DYNAMIC: Record<Coding, BrotliOptions | ZlibOptions> = {
-  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } },
-  gzip: { level: 6 },
+  br: { params: { [constants.BROTLI_PARAM_QUALITY]: 3 } },
+  gzip: { level: 3 },
 };
 /** Static answers, compressed once: the best levels, brotli 11 up to 1 MB (0.8 s for the document), 9 above (11 takes 3.3 s for the docs page's 1.5 MB script). */
 const onceOptions = (coding: Coding, size: number): BrotliOptions | ZlibOptions =>
@@ -108,20 +109,21 @@ const compressAsync = (coding: Coding, bytes: Buffer, options: BrotliOptions | Z
   });
 
 /** Compressed static bytes by content (their hash) and coding: the same file under any URL is compressed once. */
-const once = new Map<string, Promise<Buffer>>();
+const compressed = new Map<string, Promise<Buffer>>();
 /** Room for the document and the docs page's files in both codings, twice over; beyond, compressed each time. */
 const MAX_ONCE = 64;
 
-function compressedOnce(coding: Coding, bytes: Buffer): Promise<Buffer> {
-  const key = `${coding}:${hash('sha1', bytes, 'base64url')}`;
-  let compressed = once.get(key);
-  if (compressed) return compressed;
-  compressed = compressAsync(coding, bytes, onceOptions(coding, bytes.length));
-  if (once.size < MAX_ONCE) {
-    once.set(key, compressed);
-    compressed.catch(() => once.delete(key));
+/** `tag`: the identity bytes' strong ETag when there is one (a hash of them already: not hashed again per request). */
+function compressedOnce(coding: Coding, bytes: Buffer, tag: unknown): Promise<Buffer> {
+  const key = `${coding}:${typeof tag === 'string' && tag.startsWith('"') ? tag : hash('sha1', bytes, 'base64url')}`;
+  let bytesOnce = compressed.get(key);
+  if (bytesOnce) return bytesOnce;
+  bytesOnce = compressAsync(coding, bytes, onceOptions(coding, bytes.length));
+  if (compressed.size < MAX_ONCE) {
+    compressed.set(key, bytesOnce);
+    bytesOnce.catch(() => compressed.delete(key));
   }
-  return compressed;
+  return bytesOnce;
 }
 
 function collect(stream: Readable): Promise<Buffer> {
@@ -147,6 +149,7 @@ export const compressAnswer: SendHook = (request, reply, payload, next) => {
   reply.header('content-encoding', coding);
   const etag = reply.getHeader('etag');
   if (typeof etag === 'string') reply.header('etag', codedTag(etag, coding));
+  const once = (bytes: Buffer) => compressedOnce(coding, bytes, etag);
   const sendBytes = (bytes: Promise<Buffer>) =>
     bytes.then(
       (out) => {
@@ -156,7 +159,7 @@ export const compressAnswer: SendHook = (request, reply, payload, next) => {
       (error: Error) => next(error),
     );
   const identity = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : undefined;
-  if (request.routeOptions.config?.compressOnce) return void sendBytes(identity ? compressedOnce(coding, identity) : collect(payload as Readable).then((bytes) => compressedOnce(coding, bytes)));
+  if (request.routeOptions.config?.compressOnce) return void sendBytes(identity ? once(identity) : collect(payload as Readable).then(once));
   if (identity) return void sendBytes(compressAsync(coding, identity, DYNAMIC[coding]));
   if (!isStream(payload)) return next(null, payload);
   reply.removeHeader('content-length');

@@ -47,7 +47,19 @@ figure by 10. Every response carries \`RateLimit-Policy\` (e.g. \`"free";q=100;w
 \`RateLimit\` (\`"free";r=9;t=324\`: what is left of the tightest limit, and in how many seconds
 it is full again), per draft-ietf-httpapi-ratelimit-headers; over a limit, 429 with
 \`Retry-After\`. Logins, sign-ups and the OAuth token endpoint are also limited per address
-and per username (or client). \`/v2/health\` and the documentation are not limited.
+and per username (or client). \`/v2/health\` and the docs page are not limited; this
+document (\`/v2/openapi.json\`) is, as any anonymous request: fetch it once and keep it
+(\`If-None-Match\` with its \`ETag\` answers 304).
+
+Compression: answers of 1 KB or more in a text, JSON, XML, JavaScript or CSS type come in
+\`br\` or \`gzip\` when \`Accept-Encoding\` allows it (q-values honoured, \`br\` preferred at
+equal q; no header means uncompressed; images never). Every such answer says
+\`Vary: Accept-Encoding\`. Each coding has its own strong \`ETag\` (\`"…-br"\`, \`"…-gzip"\`):
+send back the one you received; \`If-Match\` on a write takes the tag in any coding.
+
+Headers that take one value (\`Authorization\`, \`X-API-Key\`, \`Content-Type\`,
+\`Idempotency-Key\`, \`If-Unmodified-Since\`, \`Host\`) sent on two lines are 400, on every
+operation, before the credential is looked at.
 
 Every request (the limits are the defaults): headers within 10 s and the whole request
 within 60 s, else 408; bodies over 1 MiB (images: 10 MB) are 413, before the body is read

@@ -141,7 +141,7 @@ describe('what is not compressed', () => {
 
 describe('ETags of compressed answers', () => {
   it('If-None-Match is 304 only for the tag of the representation this client gets', async () => {
-    const tags = Object.fromEntries(await Promise.all(['gzip', 'br', 'identity'].map(async (coding) => [coding, (await get('/v2/openapi.json', { 'accept-encoding': coding })).headers.etag!])));
+    const tags: Record<string, string> = Object.fromEntries(await Promise.all(['gzip', 'br', 'identity'].map(async (coding) => [coding, (await get('/v2/openapi.json', { 'accept-encoding': coding })).headers.etag!])));
     expect(tags.gzip).toMatch(/^"[^"]+-gzip"$/);
     for (const [coding, tag] of Object.entries(tags)) {
       const same = await get('/v2/openapi.json', { 'accept-encoding': coding, 'if-none-match': tag });
@@ -150,7 +150,7 @@ describe('ETags of compressed answers', () => {
       expect(same.headers.vary).toMatch(/Accept-Encoding/);
       expect(same.bytes.length).toBe(0);
       // The tag of another coding does not validate this one: the client gets what it asked for.
-      const other = await get('/v2/openapi.json', { 'accept-encoding': coding, 'if-none-match': coding === 'gzip' ? tags.br : tags.gzip });
+      const other = await get('/v2/openapi.json', { 'accept-encoding': coding, 'if-none-match': coding === 'gzip' ? tags.br! : tags.gzip! });
       expect(other.status, coding).toBe(200);
       expect(other.headers.etag).toBe(tag);
     }

@@ -72,7 +72,7 @@ export function rateLimitStages(options: { limiter: RateLimiter; planOf: (accoun
 /** The operations that check a password under the login limit, which fails closed without Redis (rate-limiter.ts). */
 const PASSWORD_CHECKS = new Set(['loginCustomer', 'replaceCustomer']);
 
-/** Rate limits apply to every operation but health and the documentation (decisions.md §7). */
+/** Rate limits apply to every operation but health (decisions.md §7; the hidden /v2/openapi.json is limited too, said in the document's description). */
 export const documentRateLimits: OperationDocumenter = (route, operation) => {
   if (!operation.response || EXEMPT.test(route.url)) return;
   operation.response = {
