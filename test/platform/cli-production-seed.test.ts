@@ -13,7 +13,7 @@ import { freePort } from '../helpers/oauth.js';
  * The real server and the real CLI, as child processes, on a real database of each dialect.
  */
 const run = promisify(execFile);
-const PRODUCTION = { CHEESE_ENV: 'production', ADMIN_PASSWORD: 'production admin password', APP_SECRET: 'a-production-secret-of-32-characters-or-more' };
+const PRODUCTION = { CHEESE_ENV: 'production', ADMIN_PASSWORD: 'production staff password', APP_SECRET: 'a-production-secret-of-32-characters-or-more' };
 
 let storage: TestStorage;
 let database: Database;
@@ -80,7 +80,7 @@ describe('db:seed on a database production has never used', () => {
   it('still seeds the sandbox outside production', async () => {
     const fresh = await openTestDatabase();
     try {
-      const seeded = await cli(processEnvFor(fresh.storage, { ADMIN_PASSWORD: 'a development admin password' }), 'db:seed');
+      const seeded = await cli(processEnvFor(fresh.storage, { ADMIN_PASSWORD: 'a development staff password' }), 'db:seed');
       expect(seeded.code, seeded.stderr).toBe(0);
       const accounts = (await fresh.database.db.selectFrom('accounts').select('username').execute()).map((a) => a.username);
       expect(accounts).toContain(TEST_CUSTOMER.username);
