@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CUSTOMER } from '../../src/bootstrap.js';
-import type { Database } from '../../src/db/database.js';
-import { openTestDatabase, processEnvFor, type TestStorage } from '../helpers/database.js';
+import { processEnvFor, useTestDatabase } from '../helpers/database.js';
 import { runCli, runServer, serverExit } from '../helpers/server.js';
 
 /**
@@ -14,22 +13,16 @@ const ADMIN = { username: 'admin', password: 'a development staff password' };
 const PRODUCTION = { CHEESE_ENV: 'production', ADMIN_PASSWORD: 'another production password', APP_SECRET: 'a-production-secret-of-32-characters-or-more' };
 const OTHER = { username: 'real.customer', email: 'real.customer@example.net', password: 'Comte aged thirty months' };
 
-let storage: TestStorage;
-let database: Database;
-let dispose: () => Promise<void>;
-beforeAll(async () => {
-  ({ storage, database, dispose } = await openTestDatabase());
-});
-afterAll(() => dispose());
+const opened = useTestDatabase();
 
-const usernames = async () => (await database.db.selectFrom('accounts').select('username').orderBy('username').execute()).map((a) => a.username);
-const orderOwners = async () => (await database.db.selectFrom('orders').select('account_id').execute()).map((o) => o.account_id);
-const marked = async () => (await database.db.selectFrom('deployment').select('key').execute()).length > 0;
+const usernames = async () => (await opened.database.db.selectFrom('accounts').select('username').orderBy('username').execute()).map((a) => a.username);
+const orderOwners = async () => (await opened.database.db.selectFrom('orders').select('account_id').execute()).map((o) => o.account_id);
+const marked = async () => (await opened.database.db.selectFrom('deployment').select('key').execute()).length > 0;
 
 describe('development fixtures never serve production', () => {
   beforeAll(async () => {
     // Development: seeds the sandbox; a real customer signs up and orders beside it.
-    const dev = await runServer(processEnvFor(storage, { ADMIN_PASSWORD: ADMIN.password }));
+    const dev = await runServer(processEnvFor(opened.storage, { ADMIN_PASSWORD: ADMIN.password }));
     try {
       expect((await dev.http.post('/v2/customer', { json: OTHER })).status).toBe(201);
       const login = await dev.http.post<{ token: string }>('/v2/customer/login', { json: { username: OTHER.username, password: OTHER.password } });
@@ -44,7 +37,7 @@ describe('development fixtures never serve production', () => {
   }, 120_000);
 
   it('a production start refuses in one line naming the fixtures and the command; nothing is marked', async () => {
-    const refused = await serverExit(processEnvFor(storage, PRODUCTION));
+    const refused = await serverExit(processEnvFor(opened.storage, PRODUCTION));
     expect(refused.code).toBe(1);
     const lines = refused.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -54,7 +47,7 @@ describe('development fixtures never serve production', () => {
   }, 90_000);
 
   it('`fixtures remove` removes exactly the fixtures, says what, and finds nothing the second time', async () => {
-    const env = processEnvFor(storage, PRODUCTION);
+    const env = processEnvFor(opened.storage, PRODUCTION);
     const removed = await runCli(env, ['fixtures', 'remove']);
     expect(removed.code, removed.stderr).toBe(0);
     expect(removed.stdout).toMatch(/^removed the sandbox test customer "test\.customer".* and 10 sandbox order\(s\) \(id 1, 2, 3, 4, 5, 6, 7, 8, 9, 10\)\n$/);
@@ -67,7 +60,7 @@ describe('development fixtures never serve production', () => {
   }, 90_000);
 
   it('then production starts: the published password signs in no more; the admin and the real customer do', async () => {
-    const server = await runServer(processEnvFor(storage, PRODUCTION));
+    const server = await runServer(processEnvFor(opened.storage, PRODUCTION));
     try {
       const published = await server.http.post('/v2/customer/login', { json: { username: TEST_CUSTOMER.username, password: TEST_CUSTOMER.password } });
       expect(published.status).toBe(401);
@@ -78,7 +71,7 @@ describe('development fixtures never serve production', () => {
     }
     expect(await marked()).toBe(true);
     // The reverse still holds: a development start on it now refuses to seed.
-    const dev = await serverExit(processEnvFor(storage));
+    const dev = await serverExit(processEnvFor(opened.storage));
     expect(dev.code).toBe(1);
     expect(dev.stderr).toContain('refusing to seed: a production deployment has used this database');
   }, 120_000);

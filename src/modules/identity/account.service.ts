@@ -137,7 +137,7 @@ export class AccountService {
    * password policy. 404 for no such account; 409 when it is the current password (nothing would end).
    */
   async resetPassword(username: string, password: string): Promise<{ accountId: number; loginSessionsEnded: number; oauthGrantsRevoked: number }> {
-    const { db, accounts } = this.options;
+    const { db } = this.options;
     // scrypt (~100 ms each) runs before the transaction, so the write lock is held for the writes
     // alone (on SQLite it stops a running server's writers meanwhile); checked again inside.
     const before = await this.#credentialsByUsername(db, username);
