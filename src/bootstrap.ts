@@ -4,8 +4,10 @@ import { DeploymentRepository } from './db/deployment.repository.js';
 import { sql } from 'kysely';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Modules } from './modules.js';
-import { SYSTEM_CONTEXT } from './kernel/change-context.js';
-import { ROLE_SCOPES } from './kernel/scopes.js';
+import { refuseDevelopmentFixtures, seedSandbox } from './fixtures.js';
+import { accountPasswordProblem } from './modules/customers/customer.rules.js';
+
+export { TEST_CUSTOMER } from './fixtures.js';
 
 export interface BootstrapResult {
   migrations: string[];
@@ -16,6 +18,9 @@ export interface BootstrapResult {
 
 /** Seeding outside production, on a database a production deployment has used: nothing is seeded. */
 export class ProductionDatabaseError extends ConfigError {}
+
+/** ADMIN_PASSWORD, about to create the first admin, breaks the password policy. */
+export class AdminPasswordError extends ConfigError {}
 
 /** `MIGRATE_ON_BOOT=false` and the schema is behind: the server does not start. */
 export class SchemaBehindError extends ConfigError {}
@@ -61,13 +66,21 @@ async function firstStartSetup(config: AppConfig, database: Database, modules: M
     applied = (migrated.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   }
   const deployment = new DeploymentRepository(database.db);
-  // Marked before anything is seeded, so even a first start that fails later leaves the mark.
-  if (config.env === 'production') await deployment.markProduction();
-  else if (opts.seed) await refuseProductionData(config, deployment);
+  if (config.env === 'production') {
+    // Development's fixtures (a published password) never serve production: refused before the
+    // mark, so a refused start leaves the store as it found it (src/fixtures.ts).
+    await refuseDevelopmentFixtures(database, modules);
+    // Marked before anything is seeded, so even a first start that fails later leaves the mark.
+    await deployment.markProduction();
+  } else if (opts.seed) await refuseProductionData(config, deployment);
   const seededCheeses = opts.seed ? await modules.catalogue.provides.seeder.seedIfEmpty() : 0;
-  const admin = await modules.identity.provides.accounts.ensureAdmin(config.adminUsername, config.adminPassword);
+  const admin = await modules.identity.provides.accounts.ensureAdmin(config.adminUsername, config.adminPassword, (password) => {
+    // The rule `admin reset-password` applies, checked only when the password is used (first start).
+    const problem = accountPasswordProblem(password, config.adminUsername);
+    if (problem) throw new AdminPasswordError(`ADMIN_PASSWORD ${problem} (ADMIN_USERNAME is "${config.adminUsername}"): the first admin was not created. Set another ADMIN_PASSWORD, or leave it unset outside production to have one generated and printed once.`);
+  });
   // Sandbox and development: the documented test customer and orders 1 to 10 (README, "Sandbox").
-  if (opts.seed && config.env !== 'production') await seedSandbox(config, modules);
+  if (opts.seed && config.env !== 'production') await seedSandbox(database, modules, config.env);
   return {
     migrations: applied,
     seededCheeses,
@@ -91,21 +104,3 @@ async function refuseProductionData(config: AppConfig, deployment: DeploymentRep
   );
 }
 
-export const TEST_CUSTOMER = { username: 'test.customer', email: 'test.customer@example.com', password: 'Gruyere and crackers 2026' } as const;
-
-async function seedSandbox(config: AppConfig, modules: Modules): Promise<void> {
-  const { accounts } = modules.identity.provides;
-  let account = await accounts.findByUsername(TEST_CUSTOMER.username);
-  if (!account) {
-    await modules.customers.provides.customers.signUp({ ...TEST_CUSTOMER, firstName: 'Test', lastName: 'Customer' }, SYSTEM_CONTEXT);
-    account = (await accounts.findByUsername(TEST_CUSTOMER.username))!;
-  }
-  await modules.orders.provides.orders.seedSandbox({
-    accountId: account.id,
-    username: account.username,
-    role: account.role,
-    scopes: new Set(ROLE_SCOPES[account.role]),
-    environment: config.env,
-    credential: { kind: 'login_token', id: 0, expiresAt: null },
-  });
-}

@@ -51,7 +51,8 @@ const HEALTHCHECK_TIMEOUT_MS = 2000;
 async function accountOf(context: Context) {
   if (!context.values.user) throw new UsageError('--user is required');
   const account = await (await context.modules()).identity.provides.accounts.findByUsername(context.values.user);
-  if (!account) throw new UsageError(`no account named "${context.values.user}"`);
+  // The command was right, the name was not: its message alone, one line (no usage after it).
+  if (!account) throw new Refusal(`no account named "${context.values.user}"`);
   return account;
 }
 
@@ -116,6 +117,15 @@ const COMMANDS: Record<string, Command> = {
       const result = await bootstrap(context.config, context.database, await context.modules(), { seed: true });
       console.log(result.seededCheeses ? `seeded ${result.seededCheeses} cheeses` : 'catalogue not empty; nothing seeded');
       if (result.generatedAdminPassword) console.log(`created admin "${result.adminUsername}" with password: ${result.generatedAdminPassword}`);
+    },
+  },
+  'fixtures remove': {
+    usage: 'fixtures remove',
+    help: "remove the development fixtures seeding made outside production, which a production start refuses to run beside: the sandbox test customer (published password) with its keys, sessions, grants and webhooks, and the sandbox orders (unshipped ones cancelled first, their stock back). Never another account's data; prints what it removed; running it again removes nothing. Safe beside a running server",
+    async run(context) {
+      const { removeFixtures, describeFixtures, hasFixtures } = await import('../fixtures.js');
+      const removed = await removeFixtures(context.database, await context.modules(), context.config.env);
+      console.log(hasFixtures(removed) ? `removed ${describeFixtures(removed)}` : 'no development fixtures found: nothing removed');
     },
   },
   'api-keys create': {
@@ -312,12 +322,19 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
+function unexpected(error: unknown): string {
+  const { message, code } = error instanceof Error ? (error as Error & { code?: unknown }) : { message: String(error), code: undefined };
+  const line = message.split('\n')[0]!.trim() || 'failed';
+  return typeof code === 'string' && !line.includes(code) ? `${line} (${code})` : line;
+}
+
 run(process.argv.slice(2)).catch(async (error: unknown) => {
   const { ConfigError } = await import('../config/variable.js').catch(() => ({ ConfigError: undefined }));
   if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
   else if (error instanceof Refusal) console.error(error.message);
   else if ((ConfigError && error instanceof ConfigError) || error instanceof AppError) console.error(error.message);
   else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) console.error(`${error.message}\n\n${USAGE}`);
-  else console.error(error);
+  // Anything else (the database busy or gone, a bug): its message on one line, never a stack.
+  else console.error(`error: ${unexpected(error)}`);
   process.exit(1);
 });

@@ -12,13 +12,10 @@ async function firstLineOfStdin(): Promise<string | undefined> {
   }
 }
 
-/** Refuses a password the accounts' rules refuse, before anything is changed. */
+/** Refuses a password the accounts' rules refuse, before anything is changed (the rule ADMIN_PASSWORD obeys too). */
 async function checkNewPassword(password: string, username: string): Promise<void> {
-  const { MIN_PASSWORD_LENGTH } = await import('../modules/customers/customer.schema.js');
-  const { passwordProblem } = await import('../modules/customers/customer.rules.js');
-  const length = [...password].length;
-  if (length < MIN_PASSWORD_LENGTH || length > 256) throw new Refusal(`the password must be ${MIN_PASSWORD_LENGTH} to 256 characters long (it has ${length})`);
-  const problem = passwordProblem(password, username, '');
+  const { accountPasswordProblem } = await import('../modules/customers/customer.rules.js');
+  const problem = accountPasswordProblem(password, username);
   if (problem) throw new Refusal(`the password ${problem}`);
 }
 

@@ -71,7 +71,7 @@ export const SETTINGS = {
     ...text(Type.String({ minLength: 12, maxLength: 256 })),
     default: unset,
     defaultText: 'generated and printed once',
-    doc: 'Its password (12+ characters); **required** in production',
+    doc: 'Its password when the first start creates it (12+ characters, 4+ different ones, not containing the username: the rule of `admin reset-password`); **required** in production',
     required: (get) => (inProduction(get) ? 'ADMIN_PASSWORD must be set when CHEESE_ENV=production' : undefined),
   }),
   appSecret: variable('APP_SECRET', {

@@ -55,6 +55,7 @@ export function openDatabase(options: DatabaseOptions): Database {
 function openSqlite(dataDir: string): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'fromagerie.sqlite');
+  ownerOnly(file);
   const connection = new SQLite(file);
   const commits = new CommitListeners();
   connection.pragma('journal_mode = WAL');
@@ -73,6 +74,26 @@ function openSqlite(dataDir: string): Database {
     afterCommitOf: (table, listener) => commits.add(table, listener),
     close: once(() => db.destroy()),
   };
+}
+
+/** The database file and its journals hold password hashes and personal data: owner only. */
+const PRIVATE_MODE = 0o600;
+
+/**
+ * Creates the database file 0600 before SQLite opens it (SQLite would create it 0644 under the
+ * usual umask 022), and tightens one an earlier version left wider. SQLite gives the -wal and
+ * -shm files its database file's mode when it creates them; ones already there are tightened too.
+ */
+function ownerOnly(file: string): void {
+  fs.closeSync(fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_WRONLY, PRIVATE_MODE));
+  for (const name of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    try {
+      if ((fs.statSync(name).mode & 0o777) !== PRIVATE_MODE) fs.chmodSync(name, PRIVATE_MODE);
+    } catch (error) {
+      // Gone meanwhile, or another user's file (the operator's arrangement, left as it is).
+      if (!['ENOENT', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    }
+  }
 }
 
 /** Closing twice (shutdown racing a failed start, say) must not throw. */

@@ -90,7 +90,13 @@ export class GroupCommitDriver implements Driver {
 
   async beginTransaction(lease: Lease): Promise<void> {
     if (!this.#group) {
-      this.#run('begin');
+      // IMMEDIATE: the write lock is taken here, waiting up to busy_timeout for another process
+      // (the CLI beside a server) to commit. A plain (deferred) BEGIN reads first and asks for the
+      // lock at its first write: if another process committed meanwhile, that write fails at
+      // once with SQLITE_BUSY_SNAPSHOT, which no busy_timeout retries. Read-only transactions
+      // take it too: this process has one connection, so its transactions run one at a time
+      // and share the group's lock anyway; it only orders them behind another process's writer.
+      this.#run('begin immediate');
       this.#group = { openedAt: Date.now(), members: [], inserted: new Set() };
     }
     this.#guarded(() => this.#run(`savepoint ${MEMBER}`));

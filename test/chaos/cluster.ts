@@ -11,7 +11,7 @@ import { killAndWait, outputOf, type Managed } from './processes.js';
 import { WebhookSink } from './webhook-sink.js';
 
 export const APP_SECRET = 'chaos-suite-secret-chaos-suite-secret-0123';
-export const ADMIN_PASSWORD = 'chaos admin password 2026';
+export const ADMIN_PASSWORD = 'chaos staff password 2026';
 
 /**
  * What a test can trust HAProxy with: `127.0.0.1` once TRUST_PROXY takes addresses (issue 20),

@@ -164,7 +164,7 @@ describe('DELETE /customer/{username}', () => {
     const other = await loggedIn();
     expect((await t.http.delete(`/v2/customer/${other.input.username}`, { headers: me.auth })).status).toBe(403);
     expect((await t.http.delete(`/v2/customer/${other.input.username}`, { headers: staff })).status).toBe(401);
-    const admin = (await t.http.post('/v2/customer/login', { json: { username: 'admin', password: 'test-admin-password' } })).body.token;
+    const admin = (await t.http.post('/v2/customer/login', { json: { username: 'admin', password: 'test-staff-password' } })).body.token;
     expect((await t.http.delete(`/v2/customer/${other.input.username}`, { headers: bearer(admin) })).status).toBe(204);
   });
 });

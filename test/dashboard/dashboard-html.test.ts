@@ -68,7 +68,7 @@ describe('every page is valid HTML', () => {
 
   it('for staff', async () => {
     const browser = new FormBrowser(t.http.baseUrl);
-    await browser.signIn('admin', 'test-admin-password');
+    await browser.signIn('admin', 'test-staff-password');
     await withData(browser);
     const { problems } = await crawl(browser);
     expect(problems.join('\n')).toBe('');

@@ -49,7 +49,7 @@ async function signedIn() {
 
 async function staffBrowser() {
   const browser = new RecordingBrowser(t.http.baseUrl);
-  await browser.signIn('admin', 'test-admin-password');
+  await browser.signIn('admin', 'test-staff-password');
   return browser;
 }
 

@@ -47,7 +47,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     databaseUrl: storage.databaseUrl,
     databaseSchema: storage.databaseSchema,
     adminUsername: 'admin',
-    adminPassword: 'test-admin-password',
+    adminPassword: 'test-staff-password',
     logLevel: options.logLines ? 'info' : 'silent',
     publicUrl: 'http://localhost:8080',
     lowStockThresholdKg: 5,

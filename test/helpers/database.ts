@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 
 export const POSTGRES_URL = process.env.TEST_DATABASE_URL;
@@ -69,4 +70,14 @@ export async function openTestDatabase(): Promise<{ storage: TestStorage; databa
       await storage.dispose();
     },
   };
+}
+
+/** openTestDatabase for the whole file: opened before its tests, disposed of after them. Read its fields inside tests. */
+export function useTestDatabase(): { storage: TestStorage; database: Database } {
+  const opened = {} as { storage: TestStorage; database: Database; dispose(): Promise<void> };
+  beforeAll(async () => {
+    Object.assign(opened, await openTestDatabase());
+  });
+  afterAll(() => opened.dispose?.());
+  return opened;
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { TEST_CUSTOMER } from '../../src/bootstrap.js';
 import { apiKey, bearer, HttpClient } from './http.js';
 import { freePort } from './oauth.js';
@@ -50,4 +50,29 @@ export async function sandboxCustomerKey(http: HttpClient, scopes: string[]): Pr
   const key = await http.post<{ key: string }>('/v2/api-keys', { headers: bearer(login.body.token), json: { scopes } });
   if (key.status !== 201) throw new Error(`no API key for the sandbox customer: ${key.status} ${key.text}`);
   return apiKey(key.body.key);
+}
+
+export interface ProcessOutcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function settle(command: string[], env: NodeJS.ProcessEnv, timeout: number, input?: string): Promise<ProcessOutcome> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, command, { env, timeout }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: unknown }).code as number) ?? 1 : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input ?? '');
+  });
+}
+
+/** The operator CLI (bin/fromagerie.js) as a user runs it; `input` on its stdin. Never rejects. */
+export function runCli(env: NodeJS.ProcessEnv, args: string[], input?: string): Promise<ProcessOutcome> {
+  return settle(['bin/fromagerie.js', ...args], env, 60_000, input);
+}
+
+/** The server started as `npm start` starts it, for a start expected to fail: its exit code and output. */
+export async function serverExit(env: NodeJS.ProcessEnv): Promise<ProcessOutcome> {
+  return settle(['--import', 'tsx', 'src/server.ts'], { ...env, PORT: String(await freePort()) }, 60_000);
 }

@@ -177,7 +177,7 @@ async function freshPeople() {
   const alice = await signUpAndLogin(dev, `alice.${n}`);
   const bob = await signUpAndLogin(dev, `bob.${n}`);
   const aliceKey = (await dev.http.post('/v2/api-keys', { headers: bearer(alice), json: { scopes: ['read:cheeses', 'read:profile', 'write:profile'] } })).body.key as string;
-  const staffLogin = (await dev.http.post('/v2/customer/login', { json: { username: 'admin', password: 'test-admin-password' } })).body.token as string;
+  const staffLogin = (await dev.http.post('/v2/customer/login', { json: { username: 'admin', password: 'test-staff-password' } })).body.token as string;
   const [aliceOAuth, bobOAuth] = await Promise.all([customerOAuthToken(`alice.${n}`), customerOAuthToken(`bob.${n}`)]);
   return { username: `alice.${n}`, alice, bob, aliceKey, staffLogin, aliceOAuth, bobOAuth };
 }

@@ -14,7 +14,7 @@ const sessions = () => t.database.db.selectFrom('login_sessions').select(['id', 
 
 describe('login tokens', () => {
   it('logs in with username and password: a JWT that works on bearer operations, with the role\'s scopes', async () => {
-    const res = await login('admin', 'test-admin-password');
+    const res = await login('admin', 'test-staff-password');
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.body.token).toMatch(/^eyJ[\w-]+\.[\w-]+\.[\w-]+$/);
@@ -27,14 +27,14 @@ describe('login tokens', () => {
   });
 
   it('a login token is not an API key: api_key operations refuse it with 401', async () => {
-    const { body } = await login('admin', 'test-admin-password');
+    const { body } = await login('admin', 'test-staff-password');
     const res = await t.http.get('/v2/store/inventory', { headers: bearer(body.token) });
     expect(res.status).toBe(401);
   });
 
   it('a wrong username and a wrong password get the same 401, and no session', async () => {
     const before = (await sessions()).length;
-    const unknown = await login('nobody-here', 'test-admin-password');
+    const unknown = await login('nobody-here', 'test-staff-password');
     const wrong = await login('admin', 'not-the-password');
     expect(unknown.status).toBe(401);
     expect(wrong.status).toBe(401);
@@ -44,8 +44,8 @@ describe('login tokens', () => {
   });
 
   it('logout revokes that token (204), and only that one', async () => {
-    const first = (await login('admin', 'test-admin-password')).body.token;
-    const second = (await login('admin', 'test-admin-password')).body.token;
+    const first = (await login('admin', 'test-staff-password')).body.token;
+    const second = (await login('admin', 'test-staff-password')).body.token;
     expect((await t.http.get('/v2/api-keys', { headers: bearer(first) })).status).toBe(200); // cached now
     const out = await t.http.get('/v2/customer/logout', { headers: bearer(first) });
     expect(out.status).toBe(204);
@@ -61,7 +61,7 @@ describe('login tokens', () => {
   });
 
   it('refuses expired, tampered and foreign tokens with 401', async () => {
-    const { token } = (await login('admin', 'test-admin-password')).body;
+    const { token } = (await login('admin', 'test-staff-password')).body;
     const [header, payload, signature] = token.split('.');
     const tampered = `${header}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: '999' })).toString('base64url')}.${signature}`;
     const foreign = await new SignJWT({ sid: '1', env: 'development' })

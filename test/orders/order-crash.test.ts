@@ -22,7 +22,7 @@ const start = (port: number) => startServer(env, port);
 beforeAll(async () => {
   storage = await createTestStorage();
   // Every step due 50 ms after the previous one: the lifecycle runs while orders arrive.
-  env = processEnvFor(storage, { ADMIN_PASSWORD: 'crash test admin password', PAYMENT_CAPTURE_DELAY_S: '0.05', SHIP_DELAY_S: '0.05', DELIVER_DELAY_S: '0.05', RATE_LIMITS: 'off', MAX_CONNECTIONS_PER_CLIENT: '0' });
+  env = processEnvFor(storage, { ADMIN_PASSWORD: 'crash test staff password', PAYMENT_CAPTURE_DELAY_S: '0.05', SHIP_DELAY_S: '0.05', DELIVER_DELAY_S: '0.05', RATE_LIMITS: 'off', MAX_CONNECTIONS_PER_CLIENT: '0' });
 });
 afterAll(async () => {
   server?.kill('SIGKILL');

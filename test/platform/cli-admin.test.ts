@@ -113,7 +113,7 @@ describe('help', () => {
 
 describe('admin reset-password', () => {
   it('generates a password, printed once; it logs in, the old one no longer does, and the login sessions end', async () => {
-    expect((await login('admin', 'test-admin-password')).status).toBe(200);
+    expect((await login('admin', 'test-staff-password')).status).toBe(200);
     const reset = await cli(['admin', 'reset-password']);
     expect(reset).toMatchObject({ code: 0, stderr: '' });
     expect(reset.stdout).toMatch(/^password of "admin" reset: 1 login session\(s\) ended, 0 OAuth grant\(s\) revoked; API keys stay valid\n/);
@@ -121,7 +121,7 @@ describe('admin reset-password', () => {
     expect(password).toMatch(/^[A-Za-z0-9_-]{24}$/);
 
     expect((await login('admin', password)).status).toBe(200);
-    expect((await login('admin', 'test-admin-password')).status).toBe(401);
+    expect((await login('admin', 'test-staff-password')).status).toBe(401);
     const admin = await t.database.db.selectFrom('accounts').select('id').where('username', '=', 'admin').executeTakeFirstOrThrow();
     const sessions = await t.database.db.selectFrom('login_sessions').select('revoked_at').where('account_id', '=', admin.id).orderBy('id').execute();
     expect(sessions.map((s) => s.revoked_at !== null)).toEqual([true, false]);

@@ -120,7 +120,7 @@ export const credentialTemplates: fc.Arbitrary<[string, string][]> = fc.oneof(
     arbitrary: fc
       .constantFrom(
         'bearer   KEY  ', 'Bearer KEYx', 'Bearer KEY-1', `Bearer sk_live_${'a'.repeat(43)}`, `Bearer sk_test_${'A'.repeat(43)}`, 'Bearer', 'Bearer ', 'Bearer KEY KEY', 'Bearer\tKEY', 'Bearer sk_',
-        `Basic ${Buffer.from('admin:test-admin-password').toString('base64')}`, 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.',
+        `Basic ${Buffer.from('admin:test-staff-password').toString('base64')}`, 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.',
       )
       .map((v): [string, string][] => [['Authorization', v]]),
   },

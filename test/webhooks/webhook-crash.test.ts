@@ -27,7 +27,7 @@ beforeAll(async () => {
   // Every answer takes 100 ms and the endpoint takes 8 at a time: cheeses are created faster
   // than they are delivered, so the kill finds attempts in flight and a queue behind them.
   receiver.on('/crash', () => ({ status: 200, delayMs: 100 }));
-  env = processEnvFor(storage, { ADMIN_PASSWORD: 'crash test admin password', RATE_LIMITS: 'off', MAX_CONNECTIONS_PER_CLIENT: '0', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_RETRY_SCHEDULE_S: '0,0.2,0.4,0.8,1.6,3.2', WEBHOOK_ENDPOINT_CONCURRENCY: '8' });
+  env = processEnvFor(storage, { ADMIN_PASSWORD: 'crash test staff password', RATE_LIMITS: 'off', MAX_CONNECTIONS_PER_CLIENT: '0', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_RETRY_SCHEDULE_S: '0,0.2,0.4,0.8,1.6,3.2', WEBHOOK_ENDPOINT_CONCURRENCY: '8' });
 });
 afterAll(async () => {
   server?.kill('SIGKILL');

@@ -1,6 +1,7 @@
 import type { FieldError } from '../../kernel/errors.js';
 import type { Principal } from '../../kernel/principal.js';
 import type { CustomerTier } from './customer.table.js';
+import { MIN_PASSWORD_LENGTH } from './customer.schema.js';
 
 /** Path segments under /customer that name operations, not customers. */
 const RESERVED_USERNAMES = new Set(['login', 'logout', 'me']);
@@ -24,6 +25,17 @@ export function passwordProblem(password: string, username: string, email: strin
   if (localParts(email).some((part) => folded.includes(part))) return "must not contain the e-mail address's local part";
   if (new Set(password.normalize('NFKC')).size < 4) return 'must use at least 4 different characters';
   return null;
+}
+
+/**
+ * The whole policy for a password set outside a request body (the schema checks its length
+ * there): `admin reset-password` and ADMIN_PASSWORD at first start, by one rule. Its length in
+ * characters (code points), then passwordProblem; null when acceptable.
+ */
+export function accountPasswordProblem(password: string, username: string): string | null {
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH || length > 256) return `must be ${MIN_PASSWORD_LENGTH} to 256 characters long (it has ${length})`;
+  return passwordProblem(password, username, '');
 }
 
 /**

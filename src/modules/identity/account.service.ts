@@ -57,11 +57,16 @@ export class AccountService {
     },
   ) {}
 
-  /** Creates the first admin from the environment if it does not exist yet. Idempotent. */
-  async ensureAdmin(username: string, password: string | undefined): Promise<AdminBootstrapResult> {
+  /**
+   * Creates the first admin from the environment if it does not exist yet. Idempotent.
+   * `checkPassword` throws for a given password the policy refuses; it runs only when the
+   * password is used (the admin is created now), never against an existing admin.
+   */
+  async ensureAdmin(username: string, password: string | undefined, checkPassword?: (password: string) => void): Promise<AdminBootstrapResult> {
     const { db, accounts } = this.options;
     const existing = await accounts.findByUsername(db, username);
     if (existing) return { account: existing, generatedPassword: undefined };
+    if (password !== undefined) checkPassword?.(password);
     const generatedPassword = password ? undefined : generatePassword();
     const created = await accounts.create(db, { username, passwordHash: await hashPassword(password ?? (generatedPassword as string)), role: 'admin' });
     if ('taken' in created) throw new ConflictError(`The admin username "${username}" is taken by another account.`);
@@ -132,18 +137,28 @@ export class AccountService {
    * password policy. 404 for no such account; 409 when it is the current password (nothing would end).
    */
   async resetPassword(username: string, password: string): Promise<{ accountId: number; loginSessionsEnded: number; oauthGrantsRevoked: number }> {
-    const { db, accounts } = this.options;
+    const { db } = this.options;
+    // scrypt (~100 ms each) runs before the transaction, so the write lock is held for the writes
+    // alone (on SQLite it stops a running server's writers meanwhile); checked again inside.
+    const before = await this.#credentialsByUsername(db, username);
+    if (await verifyPassword(password, before.passwordHash)) throw new ConflictError('That is already the account\'s password: nothing was changed.');
+    const passwordHash = await hashPassword(password);
     const outcome = await db.transaction().execute(async (trx) => {
-      const account = await accounts.findByUsername(trx, username);
-      const current = account && (await accounts.credentialsOf(trx, account.id));
-      if (!account || !current) throw new NotFoundError(`No account named "${username}".`);
-      if (await verifyPassword(password, current.passwordHash)) throw new ConflictError('That is already the account\'s password: nothing was changed.');
-      await trx.updateTable('accounts').set({ password_hash: await hashPassword(password), updated_at: nowIso() }).where('id', '=', account.id).execute();
+      const { account, passwordHash: current } = await this.#credentialsByUsername(trx, username);
+      if (current !== before.passwordHash) throw new ConflictError('The account\'s password changed meanwhile: nothing was changed; run the command again.');
+      await trx.updateTable('accounts').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', account.id).execute();
       return { accountId: account.id, ...(await this.#endCredentialsOnPasswordChange(trx, account.id, null)) };
     });
     // Awaited: the operator's CLI must have told the running instances before it exits.
     await this.options.revocations.revoked({ kind: 'account', accountId: outcome.accountId, exceptLoginSession: null });
     return outcome;
+  }
+
+  async #credentialsByUsername(executor: Kysely<DB>, username: string): Promise<{ account: AccountRecord; passwordHash: string }> {
+    const account = await this.options.accounts.findByUsername(executor, username);
+    const current = account && (await this.options.accounts.credentialsOf(executor, account.id));
+    if (!account || !current) throw new NotFoundError(`No account named "${username}".`);
+    return { account, passwordHash: current.passwordHash };
   }
 
   /** What a new password ends: the account's login sessions (but `keep`), its dashboard sign-ins (counted with them) and its OAuth grants. */

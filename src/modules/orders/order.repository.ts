@@ -6,6 +6,9 @@ import { columnsExcept } from '../../db/table-columns.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { ORDER_COLUMNS, type OrderActor, type OrderItemTable, type OrderStatus, type OrderStatusChangeTable, type OrderTable } from './order.table.js';
 
+/** The city of the sandbox orders' addresses (OrderService.seedSandbox): it outlives their account's anonymisation. */
+export const SANDBOX_CITY = 'Sandbox City';
+
 const ORDER_COLUMN_NAMES = columnsExcept(ORDER_COLUMNS, []);
 const ORDER_SELECT = ORDER_COLUMN_NAMES.map((column) => `o.${column}` as const);
 
@@ -252,6 +255,26 @@ export class OrderRepository {
   /** Keeps the account's orders for the books without who and where: street, postcode and notes go. */
   async anonymiseOf(trx: Transaction<DB>, accountId: number, now: string): Promise<void> {
     await trx.updateTable('orders').set({ ship_street: '(removed)', ship_zip: null, notes: null, updated_at: now }).where('account_id', '=', accountId).execute();
+  }
+
+  /**
+   * Development fixtures (src/fixtures.ts): orders made before `before` by the sandbox's test
+   * customer (`accountId`), or left without an account (its account closed, the orders
+   * anonymised) at the sandbox orders' address. Locked, oldest first.
+   */
+  async sandboxOrders(trx: Transaction<DB>, accountId: number | null, before: string): Promise<{ id: number; status: OrderStatus }[]> {
+    const query = trx
+      .selectFrom('orders')
+      .select(['id', 'status'])
+      .where('created_at', '<', before)
+      .where((eb) => eb.or([...(accountId === null ? [] : [eb('account_id', '=', accountId)]), eb.and([eb('account_id', 'is', null), eb('ship_city', '=', SANDBOX_CITY)])]))
+      .orderBy('id');
+    return (await (isPostgres(trx) ? query.forUpdate() : query).execute()).map((row) => ({ id: Number(row.id), status: row.status }));
+  }
+
+  /** Deletes the orders with their items and status history (ON DELETE CASCADE). */
+  async delete(trx: Transaction<DB>, ids: readonly number[]): Promise<void> {
+    if (ids.length > 0) await trx.deleteFrom('orders').where('id', 'in', ids).execute();
   }
 
   /** Whether any order exists (the sandbox's orders 1 to 10 are made only in an empty shop). */

@@ -8,7 +8,7 @@ import type { CheeseDirectory, StockService } from '../catalogue/catalogue.modul
 import type { OrderPlacement } from './order.placement.js';
 import type { OrderLifecycle } from './order.lifecycle.js';
 import { toOrderView } from './order.mapper.js';
-import type { OrderRecord, OrderRepository } from './order.repository.js';
+import { SANDBOX_CITY, type OrderRecord, type OrderRepository } from './order.repository.js';
 import { nextStep, triggerFor, triggersTo } from './order.rules.js';
 import { ownerPatchChanges } from './order.input.js';
 import type { Placement } from './order.placement.js';
@@ -179,7 +179,7 @@ export class OrderService {
       const order = await this.place(
         {
           lines: [{ cheese: cheeseIds[i % cheeseIds.length]!, grams: 1000 + 250 * (i % 4), field: 'items.0', quantityField: 'items.0.quantity_kg' }],
-          address: { street: `${i + 1} Test Street`, city: 'Sandbox City', state: null, zip: '00000', country: 'FR' },
+          address: { street: `${i + 1} Test Street`, city: SANDBOX_CITY, state: null, zip: '00000', country: 'FR' },
           countryField: 'shipping.address.country',
           method: methods[i % methods.length]!,
           notes: `Sandbox order ${i + 1}: ${target}`,
@@ -193,6 +193,26 @@ export class OrderService {
     }
     this.options.stock.changed();
     return targets.length;
+  }
+
+  /**
+   * Removes the development fixtures among the orders (OrderRepository.sandboxOrders): those
+   * not shipped are cancelled first (their reserved stock goes back), then all
+   * are deleted. `dryRun` only lists them. Returns their ids.
+   */
+  async removeSandboxOrders(accountId: number | null, before: string, dryRun = false): Promise<number[]> {
+    const { db, lifecycle, orders, stock } = this.options;
+    const ids = await db.transaction().execute(async (trx) => {
+      const found = await orders.sandboxOrders(trx, accountId, before);
+      if (dryRun) return found.map((order) => order.id);
+      for (const order of found.filter((o) => o.status === 'placed' || o.status === 'approved')) {
+        await lifecycle.apply(trx, order.id, 'cancel', 'system', { requestId: null, principal: null }, { note: 'cancelled: a development fixture removed' });
+      }
+      await orders.delete(trx, found.map((order) => order.id));
+      return found.map((order) => order.id);
+    });
+    if (ids.length > 0 && !dryRun) stock.changed();
+    return ids;
   }
 
   /** The order if the principal may see it: their own, or any for staff. Another's is a 404, so ids cannot be probed. */
