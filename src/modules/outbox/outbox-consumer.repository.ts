@@ -76,9 +76,12 @@ export class OutboxConsumerRepository {
    * statement timeout.
    */
   async behind(executor: Kysely<DB>, consumer: string): Promise<{ count: number; oldestAt: string | null }> {
+    // This environment's position; until the consumer first ran here, the shared one of before 2.6 it will start from.
+    const held = await executor.selectFrom('outbox_consumers').select('name').where('name', 'in', [this.#row(consumer), consumer]).orderBy('name', 'desc').limit(1).executeTakeFirst();
+    if (!held) return { count: 0, oldestAt: null };
     const row = await executor
       .selectFrom('outbox')
-      .innerJoin('outbox_consumers as c', (join) => join.on('c.name', '=', this.#row(consumer)))
+      .innerJoin('outbox_consumers as c', (join) => join.on('c.name', '=', held.name))
       .where('outbox.environment', '=', this.environment)
       .where((eb) => eb(eb.refTuple('outbox.txid', 'outbox.id'), '>', eb.refTuple('c.position_txid', 'c.position_id')))
       .select((eb) => [eb.fn.countAll().as('count'), eb.fn.min('outbox.created_at').as('oldest')])
