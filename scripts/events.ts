@@ -105,6 +105,13 @@ and order an order's events by \`metadata.sequence\`.
 
 ${table(asSchema(Metadata))}
 
+\`request_id\` and \`idempotency_key\` identify the request of the account an event belongs to,
+so they are set only on that account's own events (orders, profile, keys, webhooks). A
+\`cheese.*\` event is public (every \`read:cheeses\` caller reads it, every subscribed webhook
+receives it) and a staff-only event is seen by every member of staff: both always carry
+\`null\` there, whichever customer's order caused them. No event carries a customer's identity
+beyond its own account's events (\`customer\` is a username on order events only).
+
 ## Signatures
 
 Each delivery is signed twice with the endpoint's secret (\`whsec_\` followed by base64),

@@ -20,7 +20,7 @@ const errorRef = Type.Unsafe({ $ref: 'Error#' });
 /** Standard error responses, referenced by every route's schema. */
 export function errorResponses(...statuses: number[]): Record<number, unknown> {
   const descriptions: Record<number, string> = {
-    400: 'Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8.',
+    400: 'Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8.',
     401: 'Credential missing, invalid, expired, revoked, or of the wrong environment.',
     403: 'Credential valid but lacking the scope or ownership.',
     404: 'Not found.',

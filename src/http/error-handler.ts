@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { VISIBLE_TEXT_MESSAGE, VISIBLE_TEXT_PATTERN } from '../kernel/text.js';
+import { DATE_MESSAGE, INSTANT_MESSAGE } from '../kernel/instants.js';
 import { rawAnswer, undecodableUrl } from './request-guards.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Socket } from 'node:net';
@@ -84,6 +85,9 @@ function withUnionsResolved(errors: AjvError[]): AjvError[] {
   return out;
 }
 
+/** What a refused format means, rather than Ajv's `must match format "date-time"`. */
+const FORMAT_MESSAGES: Record<string, string> = { 'date-time': INSTANT_MESSAGE, date: DATE_MESSAGE };
+
 /** JSON pointer `/servingTempCelsius/min` to `servingTempCelsius.min`, naming the offending property. */
 function fieldErrors(errors: AjvError[], part: string): FieldError[] {
   const seen = new Set<string>();
@@ -94,7 +98,9 @@ function fieldErrors(errors: AjvError[], part: string): FieldError[] {
     if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
     const field = segments.join('.') || part;
     const message =
-      error.keyword === 'pattern' && error.params.pattern === VISIBLE_TEXT_PATTERN
+      error.keyword === 'format' && typeof error.params.format === 'string' && error.params.format in FORMAT_MESSAGES
+        ? FORMAT_MESSAGES[error.params.format]!
+        : error.keyword === 'pattern' && error.params.pattern === VISIBLE_TEXT_PATTERN
         ? VISIBLE_TEXT_MESSAGE
         : error.keyword === 'additionalProperties'
         ? 'is not a known field'

@@ -18,7 +18,7 @@ export async function settleWebhooks(read: FinalRead, webhookId: number, timeout
     const pending = num(row!.n);
     // Past the fan-out's position in the log (issue 21: outbox consumers replaced dispatched_at).
     const [undispatched] = await read.rows(
-      `select count(*) as n from outbox o join outbox_consumers c on c.name = 'webhooks' where (o.txid, o.id) > (c.position_txid, c.position_id)`,
+      `select count(*) as n from outbox o join outbox_consumers c on c.name = 'webhooks@' || o.environment where (o.txid, o.id) > (c.position_txid, c.position_id)`,
     );
     const [moving] = await read.rows(`select count(*) as n from orders where next_step_at is not null`);
     if ((pending === 0 && num(undispatched!.n) === 0 && num(moving!.n) === 0) || Date.now() > deadline) return pending;

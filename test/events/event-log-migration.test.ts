@@ -35,7 +35,7 @@ describe('0021_event_log', () => {
     await row(5, false);
 
     await migrateToLatest(db, database.schema);
-    const taken = await database.db.transaction().execute((trx) => new OutboxConsumerRepository(database.db).consume(trx, 'webhooks', 100));
+    const taken = await database.db.transaction().execute((trx) => new OutboxConsumerRepository(database.db, 'sandbox').consume(trx, 'webhooks', 100));
     const ahead = taken.events.map((event) => event.eventId.slice(-1));
     expect(ahead).toEqual(DIALECT === 'sqlite' ? ['4', '5'] : ['2', '4', '5']);
 

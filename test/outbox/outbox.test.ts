@@ -45,7 +45,8 @@ describe('outbox writer', () => {
     // A UUIDv7: its first 48 bits are the recording time (issue 21: a pruned id is told from an unknown one).
     expect(id).toMatch(/^evt_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
     expect(Math.abs(Number.parseInt(id.slice(4, 16), 16) - Date.now())).toBeLessThan(60_000);
-    expect(JSON.parse(rows.at(-1)!.metadata)).toEqual({ api_version: '2.4.0', environment: 'development', request_id: 'req-1', idempotency_key: null, object_type: 'cheese', object_id: '1' });
+    // A public event: no request identifiers, whichever request recorded it (issue 28).
+    expect(JSON.parse(rows.at(-1)!.metadata)).toEqual({ api_version: '2.4.0', environment: 'development', request_id: null, idempotency_key: null, object_type: 'cheese', object_id: '1' });
   });
 });
 

@@ -21,7 +21,7 @@ interface Sample {
 
 /** The backlog gauges' sources as src/modules.ts wires them: the outbox's and webhooks' own reads. */
 function backlogOf(database: Database): BacklogSources {
-  return { outbox: new OutboxConsumerRepository(database.db), deliveries: new DeliveryStatusRepository(database.db) };
+  return { outbox: new OutboxConsumerRepository(database.db, 'development'), deliveries: new DeliveryStatusRepository(database.db) };
 }
 
 /** The samples of the Prometheus text format (comments skipped). */

@@ -1,5 +1,6 @@
 import { ValidationFailedError } from '../../kernel/errors.js';
 import { hasVisibleText } from '../../kernel/text.js';
+import { DATE_MESSAGE, dayOf, LATEST_INSTANT_MS } from '../../kernel/instants.js';
 import { EVENT_TYPES } from '../outbox/outbox.module.js';
 import type { AttemptView, DeadLetter, OutcomeFilter, WebhookRecord } from '../webhooks/webhooks.module.js';
 import { formatTime, listOf } from './format.js';
@@ -87,9 +88,11 @@ export function withParam(path: string, name: string, value: string): string {
 /** A `YYYY-MM-DD` of the date inputs as the UTC instant starting that day (or the next, for an inclusive end); '' is no date. */
 export function dayStart(field: string, value: string | undefined, nextDay = false): string | undefined {
   if (value === undefined || value === '') return undefined;
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw ValidationFailedError.field(field, 'must be a date (YYYY-MM-DD)');
-  return new Date(ms + (nextDay ? 86_400_000 : 0)).toISOString();
+  const ms = dayOf(value);
+  if (ms === null) throw ValidationFailedError.field(field, DATE_MESSAGE);
+  const at = ms + (nextDay ? 86_400_000 : 0);
+  // The day after 9999-12-31 is past every instant stored: no upper bound, rather than year 10000.
+  return at > LATEST_INSTANT_MS ? undefined : new Date(at).toISOString();
 }
 
 /** The add and edit form's fields, checked as the API's schema checks them (the service checks the rest). */

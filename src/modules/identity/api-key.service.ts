@@ -1,3 +1,4 @@
+import { instantOf, INSTANT_MESSAGE } from '../../kernel/instants.js';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
@@ -54,12 +55,11 @@ export class ApiKeyService {
   async create(owner: KeyOwner, input: CreateApiKeyInput, actor: Principal | null): Promise<CreatedApiKey> {
     const { db, keys } = this.options;
     const now = nowIso();
-    // The date-time format admits a leap second (":60") and offsets that carry 9999-12-31 into
-    // year 10000: neither is an instant we can store or print back. Compared as instants, not text.
-    const requested = input.expiresAt ? new Date(input.expiresAt) : null;
-    if (requested && (Number.isNaN(requested.getTime()) || requested.getUTCFullYear() > 9999)) {
-      throw ValidationFailedError.field('expiresAt', 'is not a valid instant');
-    }
+    // The route's `date-time` format already refuses what is no instant we store (kernel/instants.ts);
+    // the operator's CLI comes here without it. Compared as instants, not text.
+    const requestedMs = input.expiresAt ? instantOf(input.expiresAt) : null;
+    if (input.expiresAt && requestedMs === null) throw ValidationFailedError.field('expiresAt', INSTANT_MESSAGE);
+    const requested = requestedMs === null ? null : new Date(requestedMs);
     if (requested && requested.getTime() <= Date.parse(now)) {
       throw ValidationFailedError.field('expiresAt', 'must be in the future');
     }

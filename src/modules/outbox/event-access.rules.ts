@@ -1,5 +1,5 @@
 import type { Scope } from '../../kernel/scopes.js';
-import type { EventType } from './outbox.writer.js';
+import type { EventAudience, EventType } from './outbox.writer.js';
 
 /**
  * The scope a credential must hold to receive a kind, by webhook or from the event log
@@ -12,4 +12,15 @@ export function requiredScope(type: EventType): Scope | null {
   if (type.startsWith('order.')) return 'read:orders';
   if (type.startsWith('customer.')) return 'read:profile';
   return null;
+}
+
+/**
+ * Whether an event carries the identifiers of the request that caused it (`request_id`,
+ * `metadata.idempotency_key`). Only an event of one account's (its orders, profile, keys,
+ * webhooks) does: a public event is read by any caller and sent to every subscribed
+ * webhook, a staff-only one to every member of staff, and neither may show one caller's
+ * request to others (decisions.md, issue 28).
+ */
+export function carriesRequestIdentifiers(audience: EventAudience): boolean {
+  return typeof audience === 'object';
 }

@@ -41,6 +41,8 @@ function objectOf(type: EventType, data: Record<string, unknown>): { object_type
 export function sampleEnvelope(type: EventType, data: Record<string, unknown>, options: SampleOptions = {}): SampleEnvelope {
   const hash = createHash('sha256').update(`${type}:${JSON.stringify(data)}`).digest('hex');
   const byJob = BY_JOB.has(type) || data.reason === 'season_opened';
+  // Catalogue events are public: they never carry the request that caused them (event-access.rules.ts).
+  const ownRequest = !byJob && !type.startsWith('cheese.');
   const requestId = `${hash.slice(32, 40)}-${hash.slice(40, 44)}-4${hash.slice(45, 48)}-a${hash.slice(49, 52)}-${hash.slice(52, 64)}`;
   const sequence = SEQUENCE[type];
   return {
@@ -51,7 +53,7 @@ export function sampleEnvelope(type: EventType, data: Record<string, unknown>, o
     metadata: {
       api_version: options.apiVersion ?? SAMPLE_API_VERSION,
       environment: options.environment ?? 'production',
-      request_id: byJob ? null : requestId,
+      request_id: ownRequest ? requestId : null,
       idempotency_key: type === 'order.placed' ? `order-${hash.slice(24, 32)}` : null,
       ...objectOf(type, data),
       ...(sequence === undefined ? {} : { sequence, order_id: data.order_id }),

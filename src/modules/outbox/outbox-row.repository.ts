@@ -16,7 +16,11 @@ export interface EventSelection {
  * test claims a delivery of an event its transaction has just written, not yet committed.
  */
 export class OutboxRowRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    /** The deployment's `CHEESE_ENV`: a selection never reaches another environment's events (a store may hold several). */
+    private readonly environment: string,
+  ) {}
 
   /** The envelope's fields of each row, by outbox id, in one query; a row that is gone has no entry. */
   async envelopesOf(executor: Kysely<DB>, outboxIds: readonly number[]): Promise<Map<number, EnvelopeFields>> {
@@ -32,10 +36,11 @@ export class OutboxRowRepository {
   /**
    * The ids of the selected rows, as a subquery for the caller's own statement
    * (`where('outbox_id', 'in', …)`), so a month of events stays one statement and never a list
-   * of ids. By the unique `event_id`, or `created_at`.
+   * of ids. By the unique `event_id`, or `created_at`; always this deployment's environment
+   * only (an empty selection: every event of it), as the event log reads.
    */
   selected(selection: EventSelection): OperandExpression<number> {
-    let events = this.db.selectFrom('outbox').select('id');
+    let events = this.db.selectFrom('outbox').select('id').where('environment', '=', this.environment);
     if (selection.from !== undefined) events = events.where('created_at', '>=', selection.from);
     if (selection.to !== undefined) events = events.where('created_at', '<', selection.to);
     if (selection.eventIds !== undefined) events = events.where('event_id', 'in', [...selection.eventIds]);

@@ -54,7 +54,7 @@ const HOUR_MS = 3_600_000;
 
 /** The transactional outbox and the log it is (issue 21): it alone writes, reads and prunes its table. */
 export function createOutboxModule(options: OutboxOptions): OutboxModule {
-  const consumers = new OutboxConsumerRepository(options.db);
+  const consumers = new OutboxConsumerRepository(options.db, options.environment);
   const retainers: OutboxRetainer[] = [];
   const prune: Job = {
     name: 'outbox.prune',
@@ -73,7 +73,7 @@ export function createOutboxModule(options: OutboxOptions): OutboxModule {
       outbox: new Outbox(options),
       consumers,
       log: new OutboxLogRepository(options.db),
-      rows: new OutboxRowRepository(options.db),
+      rows: new OutboxRowRepository(options.db, options.environment),
       retainWith: (retainer) => void retainers.push(retainer),
       retentionDays: options.retentionDays,
     },

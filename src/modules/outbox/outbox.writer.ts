@@ -5,6 +5,7 @@ import { prepared } from '../../db/prepared.js';
 import type { OutboxTable } from './outbox.table.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
+import { carriesRequestIdentifiers } from './event-access.rules.js';
 
 export const EVENT_TYPES = [
   'order.placed',
@@ -93,6 +94,8 @@ export function eventIdTime(eventId: string): number | undefined {
 
 function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTable> & { event_id: string } {
   const now = Date.now();
+  // Decided once, here: the webhook body and the event log are these bytes.
+  const own = carriesRequestIdentifiers(event.audience);
   return {
     event_id: newEventId(now),
     type: event.type,
@@ -102,8 +105,8 @@ function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTab
     metadata: JSON.stringify({
       api_version: context.apiVersion,
       environment: context.environment,
-      request_id: context.requestId,
-      idempotency_key: context.idempotencyKey ?? null,
+      request_id: own ? context.requestId : null,
+      idempotency_key: own ? (context.idempotencyKey ?? null) : null,
       object_type: event.aggregateType,
       object_id: event.aggregateId,
       ...event.metadata,

@@ -82,12 +82,16 @@ export interface DeadLetter {
   lastError: string | null;
 }
 
-/** Dead-lettered deliveries of `scope`, joined to their webhook; `'dead'` written out, so the partial indexes apply. */
-export function deadIn(db: Kysely<DB>, scope: WebhookScope) {
+/**
+ * Dead-lettered deliveries of `scope`, joined to their webhook; `'dead'` written out, so the
+ * partial indexes apply. Only those of this deployment's environment's events (`events`).
+ */
+export function deadIn(db: Kysely<DB>, events: OutboxEventsPort, scope: WebhookScope) {
   let query = db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-    .where('d.state', '=', sql.lit('dead'));
+    .where('d.state', '=', sql.lit('dead'))
+    .where('d.outbox_id', 'in', events.selected({}));
   if (scope.webhookIds) query = query.where('d.webhook_id', 'in', [...scope.webhookIds]);
   if (scope.accountId !== null) query = query.where('w.account_id', '=', scope.accountId);
   return query;
@@ -201,7 +205,9 @@ export class AttemptLogRepository {
         'd.state',
         eb.not(eb.exists(laterAttempt(eb))).as('latest'),
       ])
-      .where('a.webhook_id', '=', webhookId);
+      .where('a.webhook_id', '=', webhookId)
+      // Attempts of this deployment's environment's events only, as every read here.
+      .where('d.outbox_id', 'in', this.events.selected({}));
   }
 
   /**
@@ -245,11 +251,11 @@ export class AttemptLogRepository {
 
   /** Whether this delivery is this webhook's. */
   async hasDelivery(webhookId: number, deliveryId: number): Promise<boolean> {
-    const row = await this.db.selectFrom('webhook_deliveries').select('id').where('id', '=', deliveryId).where('webhook_id', '=', webhookId).executeTakeFirst();
+    const row = await this.db.selectFrom('webhook_deliveries').select('id').where('id', '=', deliveryId).where('webhook_id', '=', webhookId).where('outbox_id', 'in', this.events.selected({})).executeTakeFirst();
     return row !== undefined;
   }
 
   #dead(scope: WebhookScope) {
-    return deadIn(this.db, scope);
+    return deadIn(this.db, this.events, scope);
   }
 }

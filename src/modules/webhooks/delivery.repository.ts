@@ -264,7 +264,8 @@ export class DeliveryRepository {
    * Re-queues with a fresh schedule from now: without a selection, a webhook's dead-lettered
    * events; with one (a range of event times [from, to), chosen events, or both), every
    * settled event (delivered or dead-lettered) among them, for a receiver that lost what it had
-   * received. Pending deliveries are left to their schedule.
+   * received. Pending deliveries are left to their schedule. Never another environment's
+   * events (a store shared by a development and a sandbox deployment holds both).
    */
   async replay(webhookId: number, selection: EventSelection, now: string): Promise<number> {
     const selected = selection.from !== undefined || selection.to !== undefined || selection.eventIds !== undefined;
@@ -274,8 +275,9 @@ export class DeliveryRepository {
       .set(REQUEUE(now))
       .where('webhook_id', '=', webhookId)
       .where('state', 'in', selected ? ['dead', 'delivered'] : ['dead']);
-    // The outbox's selection (by its unique event_id, or created_at) inside this one statement, then the (webhook_id, outbox_id) key.
-    if (selected) query = query.where('outbox_id', 'in', this.events.selected(selection));
+    // The outbox's selection (by its unique event_id, or created_at; always this deployment's
+    // environment only) inside this one statement, then the (webhook_id, outbox_id) key.
+    query = query.where('outbox_id', 'in', this.events.selected(selection));
     const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
@@ -283,7 +285,7 @@ export class DeliveryRepository {
   /** Re-queues the dead-lettered deliveries of `scope` (only those of `deliveryIds` when given) with a fresh schedule. */
   async replayDead(scope: WebhookScope, deliveryIds: readonly number[] | null, now: string): Promise<number> {
     if (scope.webhookIds?.length === 0 || deliveryIds?.length === 0) return 0;
-    const dead = deadIn(this.db, scope).select('d.id');
+    const dead = deadIn(this.db, this.events, scope).select('d.id');
     let query = this.db.updateTable('webhook_deliveries').set(REQUEUE(now)).where('state', '=', 'dead').where('id', 'in', deliveryIds ? dead.where('d.id', 'in', [...deliveryIds]) : dead);
     if (scope.webhookIds) query = query.where('webhook_id', 'in', [...scope.webhookIds]);
     const result = await query.executeTakeFirst();

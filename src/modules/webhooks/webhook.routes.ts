@@ -13,6 +13,8 @@ const TAGS = ['webhooks'];
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const WebhookRef = Type.Unsafe<Type.Static<typeof Webhook>>({ $ref: 'Webhook#' });
 const ACCESS = 'An account sees and manages its own webhooks (another\'s is a 404); staff (`admin`) see every account\'s.';
+/** Every read and replay of deliveries (decisions.md, issue 28). */
+const ENVIRONMENT = 'Only events of this deployment\'s environment (`CHEESE_ENV`, as the credential\'s): a store shared with a deployment of another environment never lists, replays or sends its events here.';
 const MANAGE = `${ACCESS} Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its \`scopes\` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.`;
 const Cursor = Type.Optional(Type.String({ maxLength: 200, description: '`nextCursor` of the previous page.' }));
 const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 }));
@@ -100,7 +102,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       summary: 'The attempt log: every attempt to deliver an event to this webhook',
       description:
         'Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: `outcome` (one or several, repeated: `delivered`, `failed`, `dead_lettered`, and `pending`: the failed attempts whose delivery still waits for its next attempt, a part of `failed`), `eventType`, and `from` … `to` (when the attempt was made: `from` inclusive, `to` exclusive). ' +
-        `Pages are a keyset walk over the attempt's id: no page counts the log. ${MANAGE}`,
+        `Pages are a keyset walk over the attempt's id: no page counts the log. ${ENVIRONMENT} ${MANAGE}`,
       params: IdParams,
       querystring: Type.Object(
         {
@@ -142,7 +144,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       operationId: 'listWebhookDeadLetters',
       summary: 'Dead-lettered events across your webhooks',
       description:
-        'The deliveries that failed their last attempt and wait for a replay, newest first, across every webhook this credential may manage (staff: every account\'s, or one `account`\'s), or one webhook\'s (`webhookId`). Replay them with POST /webhooks/dead-letters/replay, or per webhook with POST /webhooks/{id}/replay.',
+        'The deliveries that failed their last attempt and wait for a replay, newest first, across every webhook this credential may manage (staff: every account\'s, or one `account`\'s), or one webhook\'s (`webhookId`). Replay them with POST /webhooks/dead-letters/replay, or per webhook with POST /webhooks/{id}/replay. ' + ENVIRONMENT,
       querystring: Type.Object({ ...DeadLetterQuery.properties, limit: Limit, cursor: Cursor }, { additionalProperties: false }),
       response: { 200: Type.Object({ items: Type.Array(Type.Unsafe({ $ref: 'WebhookDeadLetter#' })), hasMore: Type.Boolean(), nextCursor: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(400, 401, 403, 404) },
     },
@@ -159,7 +161,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       operationId: 'replayWebhookDeadLetters',
       summary: 'Send dead-lettered events again, across your webhooks',
       description:
-        'Re-queues dead-lettered deliveries with a fresh schedule from now: the ones named by `deliveryIds` (at most 100), or every one in scope (every webhook this credential may manage; staff: every account\'s, or one `account`\'s; or one `webhookId`\'s). Others\' deliveries, and ones no longer dead-lettered, are left alone. Each replay is a new attempt in the webhook\'s log.',
+        'Re-queues dead-lettered deliveries with a fresh schedule from now: the ones named by `deliveryIds` (at most 100), or every one in scope (every webhook this credential may manage; staff: every account\'s, or one `account`\'s; or one `webhookId`\'s). Others\' deliveries, and ones no longer dead-lettered, are left alone. Each replay is a new attempt in the webhook\'s log. ' + ENVIRONMENT,
       querystring: DeadLetterReplayInput,
       response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 403, 404, 422) },
     },
@@ -186,7 +188,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       tags: TAGS,
       operationId: 'replayWebhook',
       summary: 'Send this webhook\'s dead-lettered events again, chosen events, or every event of a time range',
-      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. With \`eventIds\` (repeated, at most 100), those events if settled (with \`from\`/\`to\` too: those of them in the range). Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${MANAGE}`,
+      description: `Without parameters, every dead-lettered event of this webhook. With \`from\` and/or \`to\` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within \`from\` (inclusive) … \`to\` (exclusive): for a receiver that lost what it had received. With \`eventIds\` (repeated, at most 100), those events if settled (with \`from\`/\`to\` too: those of them in the range). Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. ${ENVIRONMENT} ${MANAGE}`,
       params: IdParams,
       querystring: ReplayInput,
       response: { 200: Type.Object({ requeued: Type.Integer({ description: 'How many events were re-queued.' }) }), ...errorResponses(400, 401, 403, 404, 415, 422) },

@@ -10,6 +10,10 @@ import type { EnvelopeFields, EventSelection } from '../outbox/outbox.module.js'
 export interface OutboxEventsPort {
   /** The envelope's fields per outbox id, in one query in the caller's executor; a row that is gone has no entry. */
   envelopesOf(executor: Kysely<DB>, outboxIds: readonly number[]): Promise<Map<number, EnvelopeFields>>;
-  /** The outbox ids of a selection, as a subquery the caller's statement filters by (one statement, never a list of ids). */
+  /**
+   * The outbox ids of a selection, as a subquery the caller's statement filters by (one
+   * statement, never a list of ids): only this deployment's environment's events, so a
+   * replay or a list through it never reaches another environment sharing the store.
+   */
   selected(selection: EventSelection): OperandExpression<number>;
 }

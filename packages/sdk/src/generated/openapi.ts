@@ -922,7 +922,7 @@ export interface paths {
         };
         /**
          * The attempt log: every attempt to deliver an event to this webhook
-         * @description Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: `outcome` (one or several, repeated: `delivered`, `failed`, `dead_lettered`, and `pending`: the failed attempts whose delivery still waits for its next attempt, a part of `failed`), `eventType`, and `from` … `to` (when the attempt was made: `from` inclusive, `to` exclusive). Pages are a keyset walk over the attempt's id: no page counts the log. An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
+         * @description Newest first, kept for 30 days (WEBHOOK_RETENTION_DAYS). Filters: `outcome` (one or several, repeated: `delivered`, `failed`, `dead_lettered`, and `pending`: the failed attempts whose delivery still waits for its next attempt, a part of `failed`), `eventType`, and `from` … `to` (when the attempt was made: `from` inclusive, `to` exclusive). Pages are a keyset walk over the attempt's id: no page counts the log. Only events of this deployment's environment (`CHEESE_ENV`, as the credential's): a store shared with a deployment of another environment never lists, replays or sends its events here. An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -962,7 +962,7 @@ export interface paths {
         };
         /**
          * Dead-lettered events across your webhooks
-         * @description The deliveries that failed their last attempt and wait for a replay, newest first, across every webhook this credential may manage (staff: every account's, or one `account`'s), or one webhook's (`webhookId`). Replay them with POST /webhooks/dead-letters/replay, or per webhook with POST /webhooks/{id}/replay.
+         * @description The deliveries that failed their last attempt and wait for a replay, newest first, across every webhook this credential may manage (staff: every account's, or one `account`'s), or one webhook's (`webhookId`). Replay them with POST /webhooks/dead-letters/replay, or per webhook with POST /webhooks/{id}/replay. Only events of this deployment's environment (`CHEESE_ENV`, as the credential's): a store shared with a deployment of another environment never lists, replays or sends its events here.
          */
         get: operations["listWebhookDeadLetters"];
         put?: never;
@@ -984,7 +984,7 @@ export interface paths {
         put?: never;
         /**
          * Send dead-lettered events again, across your webhooks
-         * @description Re-queues dead-lettered deliveries with a fresh schedule from now: the ones named by `deliveryIds` (at most 100), or every one in scope (every webhook this credential may manage; staff: every account's, or one `account`'s; or one `webhookId`'s). Others' deliveries, and ones no longer dead-lettered, are left alone. Each replay is a new attempt in the webhook's log.
+         * @description Re-queues dead-lettered deliveries with a fresh schedule from now: the ones named by `deliveryIds` (at most 100), or every one in scope (every webhook this credential may manage; staff: every account's, or one `account`'s; or one `webhookId`'s). Others' deliveries, and ones no longer dead-lettered, are left alone. Each replay is a new attempt in the webhook's log. Only events of this deployment's environment (`CHEESE_ENV`, as the credential's): a store shared with a deployment of another environment never lists, replays or sends its events here.
          */
         post: operations["replayWebhookDeadLetters"];
         delete?: never;
@@ -1024,7 +1024,7 @@ export interface paths {
         put?: never;
         /**
          * Send this webhook's dead-lettered events again, chosen events, or every event of a time range
-         * @description Without parameters, every dead-lettered event of this webhook. With `from` and/or `to` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within `from` (inclusive) … `to` (exclusive): for a receiver that lost what it had received. With `eventIds` (repeated, at most 100), those events if settled (with `from`/`to` too: those of them in the range). Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
+         * @description Without parameters, every dead-lettered event of this webhook. With `from` and/or `to` (query parameters, RFC 3339), every settled event (delivered or dead-lettered) whose event came within `from` (inclusive) … `to` (exclusive): for a receiver that lost what it had received. With `eventIds` (repeated, at most 100), those events if settled (with `from`/`to` too: those of them in the range). Events still being retried are left to their schedule. Each re-queued event starts a fresh schedule now; a paused webhook's wait until it resumes. Only events of this deployment's environment (`CHEESE_ENV`, as the credential's): a store shared with a deployment of another environment never lists, replays or sends its events here. An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
          */
         post: operations["replayWebhook"];
         delete?: never;
@@ -1919,9 +1919,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2063,9 +2063,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2222,9 +2222,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2381,9 +2381,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2525,9 +2525,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2557,7 +2557,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "5122ca72-9c89-4ea4-a49e-7780bf99cadc",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "17"
@@ -2653,9 +2653,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2686,7 +2686,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "51648a89-f240-4530-a38f-8d18f66db6e4",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "17"
@@ -2761,9 +2761,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2793,7 +2793,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "c8967dfb-46c7-42ea-aee6-4da60cd2fe01",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "17"
@@ -2868,9 +2868,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2900,7 +2900,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "4a8d12dd-34e8-4ab3-a9a2-6169fbe1eaff",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "212"
@@ -2969,9 +2969,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3054,9 +3054,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3147,9 +3147,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3265,9 +3265,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3343,9 +3343,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3436,9 +3436,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event; null for background jobs (the order worker, the hourly jobs). */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it; null otherwise (and for background jobs, and events recorded before 2.5). */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3723,7 +3723,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "5122ca72-9c89-4ea4-a49e-7780bf99cadc",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "17"
@@ -3759,7 +3759,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "51648a89-f240-4530-a38f-8d18f66db6e4",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "17"
@@ -3794,7 +3794,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "c8967dfb-46c7-42ea-aee6-4da60cd2fe01",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "17"
@@ -3829,7 +3829,7 @@ export interface components {
          *       "metadata": {
          *         "api_version": "2.4.0",
          *         "environment": "production",
-         *         "request_id": "4a8d12dd-34e8-4ab3-a9a2-6169fbe1eaff",
+         *         "request_id": null,
          *         "idempotency_key": null,
          *         "object_type": "cheese",
          *         "object_id": "212"
@@ -4577,7 +4577,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4711,7 +4711,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4823,7 +4823,7 @@ export interface operations {
                     "application/json": components["schemas"]["RolledApiKey"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -4985,7 +4985,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5277,7 +5277,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedOAuthClient"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5411,7 +5411,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5747,7 +5747,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5907,7 +5907,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cheese"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6144,7 +6144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cheese"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6378,7 +6378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6460,7 +6460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cheese"][];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6542,7 +6542,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cheese"][];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6624,7 +6624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cheese"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6728,7 +6728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Cheese"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -6864,7 +6864,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7148,7 +7148,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7317,7 +7317,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7456,7 +7456,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7538,7 +7538,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7671,7 +7671,7 @@ export interface operations {
                     "application/json": components["schemas"]["Customer"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7786,7 +7786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Customer"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -7929,7 +7929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReplacedCustomer"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8075,7 +8075,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8169,7 +8169,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8295,7 +8295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Address"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8441,7 +8441,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8554,7 +8554,7 @@ export interface operations {
                     "application/json": components["schemas"]["Address"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8690,7 +8690,7 @@ export interface operations {
                     "application/json": components["schemas"]["Preferences"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8820,7 +8820,7 @@ export interface operations {
                     "application/json": components["schemas"]["Preferences"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8959,7 +8959,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9052,7 +9052,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9522,7 +9522,7 @@ export interface operations {
                     "application/json": components["schemas"]["OrderList"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -10279,7 +10279,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecommendationList"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -10746,7 +10746,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -10842,7 +10842,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -10978,7 +10978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11057,7 +11057,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11170,7 +11170,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11321,7 +11321,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11425,7 +11425,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookAttemptDetail"];
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11527,7 +11527,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11627,7 +11627,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11737,7 +11737,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11839,7 +11839,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11957,7 +11957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12091,7 +12091,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12208,7 +12208,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal), or a body that is not valid JSON or not UTF-8. */
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
