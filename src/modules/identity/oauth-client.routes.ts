@@ -4,11 +4,14 @@ import { principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
 import { CreatedOAuthClient, OAuthClient, OAuthClientInput } from './oauth-client.schema.js';
 import type { OAuthClientService } from './oauth-client.service.js';
+import { firstPartyOnly } from './first-party.hook.js';
 
 const STAFF: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'admin' };
 const ClientRef = Type.Unsafe<Type.Static<typeof OAuthClient>>({ $ref: 'OAuthClient#' });
 
 export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClientService }> = async (app, { clients }) => {
+  // Staff's own credentials only: never an OAuth access token; a retiring key registers or removes no client.
+  app.addHook('preValidation', firstPartyOnly({ retiringWrites: true }));
   app.addSchema(OAuthClient);
   app.addSchema(CreatedOAuthClient);
 
@@ -20,7 +23,8 @@ export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClient
       summary: 'Register an OAuth 2.0 client (staff)',
       description:
         'A confidential client gets a `clientSecret`, shown in this answer only and stored as a hash; a public client (single-page or native app) gets none and must use PKCE. ' +
-        'Redirect URIs are matched exactly: https, or http on a loopback address (RFC 8252), never with a fragment. `refresh_token` comes with `authorization_code`; a public client cannot use `client_credentials`.',
+        'Redirect URIs are matched exactly: https, or http on a loopback address (RFC 8252), never with a fragment. `refresh_token` comes with `authorization_code`; a public client cannot use `client_credentials`. ' +
+        'Only staff\'s own credentials (an API key, a login token) manage clients: an OAuth access token is refused (403) on every /oauth-clients operation, and a retiring key (rolled, in its grace period) registers none.',
       body: OAuthClientInput,
       response: { 201: Type.Unsafe({ $ref: 'CreatedOAuthClient#' }), ...errorResponses(400, 401, 403, 409, 415, 422) },
     },
@@ -35,7 +39,7 @@ export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClient
       tags: ['oauth-clients'],
       operationId: 'listOAuthClients',
       summary: 'The registered OAuth clients (staff; never their secrets)',
-      description: 'Oldest first.',
+      description: 'Oldest first. An OAuth access token is refused (403).',
       response: { 200: Type.Object({ items: Type.Array(ClientRef) }), ...errorResponses(401, 403) },
     },
   }, async () => ({ items: await clients.list() }));
@@ -46,7 +50,7 @@ export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClient
       tags: ['oauth-clients'],
       operationId: 'deleteOAuthClient',
       summary: 'Remove an OAuth client (staff)',
-      description: 'Its tokens and grants go with it once the authorization server issues them.',
+      description: 'Its grants and their tokens go with it, and with them every webhook its tokens created. An OAuth access token, or a retiring key, is refused (403).',
       params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
       response: { 204: Type.Null({ description: 'Removed.' }), ...errorResponses(400, 401, 403, 404) },
     },
