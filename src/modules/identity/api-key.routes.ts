@@ -6,10 +6,12 @@ import type { ApiKeyRecord } from './api-key.repository.js';
 import { ApiKey, CreateApiKeyBody, CreatedApiKey, RollApiKeyBody, RolledApiKey } from './api-key.schema.js';
 import type { ApiKeyService } from './api-key.service.js';
 import { parseScopes } from '../../kernel/scopes.js';
-import { firstPartyOnly } from './first-party.hook.js';
+import { firstPartyRefusal } from './api-key.rules.js';
 
-// Managing your own keys needs no particular scope, only a credential of yours.
-const OWN_KEYS: AuthRequirement = { schemes: ['api_key', 'any_bearer'] };
+// Managing your own keys needs no particular scope, only a credential of yours, and never an
+// OAuth access token, reads included (least privilege: a third party has no use for them). A
+// retiring key is judged per key by the service.
+const OWN_KEYS: AuthRequirement = { schemes: ['api_key', 'any_bearer'], refuse: firstPartyRefusal };
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 function present(record: ApiKeyRecord) {
@@ -28,8 +30,6 @@ function present(record: ApiKeyRecord) {
 }
 
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }> = async (app, { apiKeys }) => {
-  // No OAuth access token on any of them, reads included (least privilege); a retiring key is judged per key by the service.
-  app.addHook('preValidation', firstPartyOnly({ retiringWrites: false }));
   app.post(
     '/api-keys',
     {

@@ -4,19 +4,19 @@ import { principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
 import { CreatedOAuthClient, OAuthClient, OAuthClientInput } from './oauth-client.schema.js';
 import type { OAuthClientService } from './oauth-client.service.js';
-import { firstPartyOnly } from './first-party.hook.js';
+import { firstPartyRefusal, retiringRefusal } from './api-key.rules.js';
 
-const STAFF: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'admin' };
+// Staff's own credentials only, never an OAuth access token; a retiring key registers or removes no client.
+const STAFF: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'admin', refuse: firstPartyRefusal };
+const STAFF_WRITES: AuthRequirement = { ...STAFF, refuse: (principal) => firstPartyRefusal(principal) ?? retiringRefusal(principal) };
 const ClientRef = Type.Unsafe<Type.Static<typeof OAuthClient>>({ $ref: 'OAuthClient#' });
 
 export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClientService }> = async (app, { clients }) => {
-  // Staff's own credentials only: never an OAuth access token; a retiring key registers or removes no client.
-  app.addHook('preValidation', firstPartyOnly({ retiringWrites: true }));
   app.addSchema(OAuthClient);
   app.addSchema(CreatedOAuthClient);
 
   app.post('/oauth-clients', {
-    config: { auth: STAFF, idempotent: 'secret' },
+    config: { auth: STAFF_WRITES, idempotent: 'secret' },
     schema: {
       tags: ['oauth-clients'],
       operationId: 'registerOAuthClient',
@@ -45,7 +45,7 @@ export const oauthClientRoutes: FastifyPluginAsyncTypebox<{ clients: OAuthClient
   }, async () => ({ items: await clients.list() }));
 
   app.delete('/oauth-clients/:id', {
-    config: { auth: STAFF },
+    config: { auth: STAFF_WRITES },
     schema: {
       tags: ['oauth-clients'],
       operationId: 'deleteOAuthClient',
