@@ -159,27 +159,25 @@ export class ApiKeyRepository {
    * Keys of the account in this environment that still authenticate at `now`: active ones and
    * rolled ones in their grace period (MAX_AUTHENTICATING_KEYS bounds them).
    */
-  async countAuthenticating(trx: Transaction<DB>, accountId: number, environment: KeyEnvironment, now: string): Promise<number> {
-    const row = await trx
-      .selectFrom('api_keys')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('account_id', '=', accountId)
-      .where('environment', '=', environment)
-      .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  countAuthenticating(trx: Transaction<DB>, accountId: number, environment: KeyEnvironment, now: string): Promise<number> {
+    return this.#countLive(trx, accountId, now, { environment });
   }
 
   /** Keys counted against the cap: neither revoked, expired nor rolled (a rolled key lives out its grace outside it). */
-  async countActive(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
+  countActive(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
+    return this.#countLive(trx, accountId, now, { unrolled: true });
+  }
+
+  /** The account's keys neither revoked nor expired at `now`; only one environment's, only unrolled ones, when asked. */
+  async #countLive(trx: Transaction<DB>, accountId: number, now: string, only: { environment?: KeyEnvironment; unrolled?: boolean }): Promise<number> {
     const row = await trx
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('account_id', '=', accountId)
       .where('revoked_at', 'is', null)
-      .where('rolled_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .$if(only.environment !== undefined, (q) => q.where('environment', '=', only.environment!))
+      .$if(only.unrolled === true, (q) => q.where('rolled_at', 'is', null))
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
