@@ -161,6 +161,8 @@ export function createModules(
     log,
     onAttempt: metrics.provides.webhookAttempted,
   });
+  // Nothing an OAuth grant created outlives it: the webhooks its tokens made go in the transaction that ends it.
+  oauth.provides.onGrantsEnded(webhooks.provides.grantsEnded);
   // The outbox keeps every row a kept delivery points at (its prune never names their table).
   outbox.provides.retainWith(webhooks.provides.outboxRetainer);
   const events = createEventsModule({

@@ -268,6 +268,8 @@ column webhooks.previous_secret_ciphertext text
 column webhooks.previous_secret_expires_at timestamp with time zone
 column webhooks.created_at timestamp with time zone not null
 column webhooks.updated_at timestamp with time zone not null
+column webhooks.oauth_grant_id bigint
+column webhooks.oauth_client_id text
 constraint accounts.accounts_pkey PRIMARY KEY (id)
 constraint accounts.accounts_plan_check CHECK ((plan = ANY (ARRAY['free'::text, 'pro'::text, 'enterprise'::text])))
 constraint accounts.accounts_role_check CHECK ((role = ANY (ARRAY['customer'::text, 'admin'::text])))
@@ -340,6 +342,7 @@ constraint webhook_deliveries.webhook_deliveries_webhook_event UNIQUE (webhook_i
 constraint webhook_deliveries.webhook_deliveries_webhook_id_fkey FOREIGN KEY (webhook_id) REFERENCES webhooks(id) ON DELETE CASCADE
 constraint webhooks.webhooks_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
 constraint webhooks.webhooks_max_attempts_check CHECK ((max_attempts = ANY (ARRAY[5, 6])))
+constraint webhooks.webhooks_oauth_grant_id_fkey FOREIGN KEY (oauth_grant_id) REFERENCES oauth_grants(id) ON DELETE CASCADE
 constraint webhooks.webhooks_pkey PRIMARY KEY (id)
 CREATE UNIQUE INDEX accounts_email_key_uq ON accounts USING btree (email_key);
 CREATE UNIQUE INDEX accounts_pkey ON accounts USING btree (id);
@@ -415,4 +418,5 @@ CREATE INDEX webhook_deliveries_outbox_idx ON webhook_deliveries USING btree (ou
 CREATE UNIQUE INDEX webhook_deliveries_pkey ON webhook_deliveries USING btree (id);
 CREATE UNIQUE INDEX webhook_deliveries_webhook_event ON webhook_deliveries USING btree (webhook_id, outbox_id);
 CREATE INDEX webhooks_account_idx ON webhooks USING btree (account_id, id);
+CREATE INDEX webhooks_oauth_grant_idx ON webhooks USING btree (oauth_grant_id);
 CREATE UNIQUE INDEX webhooks_pkey ON webhooks USING btree (id);

@@ -18,6 +18,7 @@ import * as browserSessions from './migrations/0018_browser_sessions.js';
 import * as apiKeyRoll from './migrations/0019_api_key_roll.js';
 import * as webhookAttemptDetail from './migrations/0020_webhook_attempt_detail.js';
 import * as eventLog from './migrations/0021_event_log.js';
+import * as grantBoundResources from './migrations/0022_grant_bound_resources.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '0019_api_key_roll': apiKeyRoll,
   '0020_webhook_attempt_detail': webhookAttemptDetail,
   '0021_event_log': eventLog,
+  '0022_grant_bound_resources': grantBoundResources,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

@@ -17,6 +17,8 @@ export interface AuthRequirement {
   schemes: readonly Scheme[];
   /** Omitted: any valid credential of the caller's own will do (e.g. managing one's keys). */
   scope?: Scope;
+  /** A rule of the operation's own about the credential (why it is refused, or null), judged before the scope: its 403 names that rule. */
+  refuse?: (principal: Principal) => string | null;
 }
 
 declare module 'fastify' {
@@ -136,6 +138,8 @@ export function authStages({ resolver, refused }: AuthOptions): { applies: Route
     if (!presented.some((credential, i) => admits(auth.schemes, principals[i]!.credential.kind, credential.transport))) {
       throw new UnauthorizedError(`This operation does not take that kind of credential; send ${describeSchemes(auth.schemes)}.`);
     }
+    const refusal = auth.refuse?.(principal);
+    if (refusal) throw new ForbiddenError(refusal);
     if (auth.scope && !hasScope(principal.scopes, auth.scope)) {
       throw new ForbiddenError(`This operation needs the ${auth.scope} scope, which your credential does not carry.`);
     }

@@ -12,7 +12,15 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
   environment: CheeseEnv;
   /** The credential presented; `expiresAt` (epoch ms, null = never) bounds what it may create. */
-  credential: { kind: CredentialKind; id: number; expiresAt: number | null };
+  credential: {
+    kind: CredentialKind;
+    id: number;
+    expiresAt: number | null;
+    /** An OAuth access token's grant and its client's public id: what the token makes lives only as long as the grant (issue 28). */
+    grant?: { id: number; clientId: string };
+    /** An API key rolled and living out its grace period: it manages nothing but itself (issue 28). */
+    retiring?: boolean;
+  };
 }
 
 /** How the credential arrived: the X-API-Key header or `Authorization: Bearer`. */

@@ -23,9 +23,12 @@ interface Row {
   owned?: true;
   /** Served in sandbox and development only: production answers 404 whoever asks. */
   notInProduction?: true;
+  /** Manages first-party credentials (issue 28): a valid OAuth access token, of any grant and scope, is 403. */
+  firstParty?: true;
 }
 const OPEN: Row = { public: true };
 const OWN_KEYS: Row = { header: true, bearerKey: true, login: true, oauth: true };
+const KEY_MANAGEMENT: Row = { ...OWN_KEYS, firstParty: true };
 const READ_ANY: Row = { header: true, bearerKey: true, login: true, oauth: true, scope: 'read:cheeses' };
 const READ_BEARER: Row = { bearerKey: true, login: true, oauth: true, scope: 'read:cheeses' };
 const READ_KEY: Row = { header: true, bearerKey: true, scope: 'read:cheeses' };
@@ -47,15 +50,15 @@ const ROWS: Record<string, Row> = {
   'POST /customer': OPEN,
   'GET /cheeses/{cheeseId}/images/{imageId}': OPEN,
   'GET /cheeses/{cheeseId}/images/{imageId}/thumbnail': OPEN,
-  'POST /api-keys': OWN_KEYS,
-  'GET /api-keys': OWN_KEYS,
-  'DELETE /api-keys/{id}': OWN_KEYS,
-  'POST /api-keys/{id}/roll': OWN_KEYS,
+  'POST /api-keys': KEY_MANAGEMENT,
+  'GET /api-keys': KEY_MANAGEMENT,
+  'DELETE /api-keys/{id}': KEY_MANAGEMENT,
+  'POST /api-keys/{id}/roll': KEY_MANAGEMENT,
   'GET /customer/{username}/authorized-apps': { header: true, bearerKey: true, login: true, scope: 'read:profile', owned: true },
   'DELETE /customer/{username}/authorized-apps/{clientId}': { header: true, bearerKey: true, login: true, scope: 'write:profile', owned: true },
-  'POST /oauth-clients': STAFF,
-  'GET /oauth-clients': STAFF,
-  'DELETE /oauth-clients/{id}': STAFF,
+  'POST /oauth-clients': { ...STAFF, firstParty: true },
+  'GET /oauth-clients': { ...STAFF, firstParty: true },
+  'DELETE /oauth-clients/{id}': { ...STAFF, firstParty: true },
   'PUT /accounts/{username}/plan': STAFF,
   // Webhooks are the caller's own (another's is a 404: test/webhooks/webhooks.test.ts); what they carry follows the scopes.
   // Managing one needs a credential covering its scopes: test/webhooks/authorization-matrix-webhooks.test.ts runs every
@@ -238,7 +241,13 @@ describe('authorization matrix', () => {
           }
           expectPass('staff login', dev, bearer(p.staffLogin));
         }
-        if (row.oauth) {
+        if (row.oauth && row.firstParty) {
+          expect401('a revoked OAuth token', dev, bearer(c.oauthRevoked!));
+          expect401('an expired OAuth token', dev, bearer(c.oauthExpired!));
+          for (const [what, token] of [['a staff OAuth token (client credentials)', c.oauthStaff!], ['an OAuth token without admin', c.oauthReader!], ['a customer OAuth token', p.bobOAuth], ['the customer\'s own OAuth token', p.aliceOAuth]] as const) {
+            expect403(`${what}: no OAuth token manages first-party credentials`, bearer(token));
+          }
+        } else if (row.oauth) {
           expect401('a revoked OAuth token', dev, bearer(c.oauthRevoked!));
           expect401('an expired OAuth token', dev, bearer(c.oauthExpired!));
           expectPass('a staff OAuth token (client credentials)', dev, bearer(c.oauthStaff!));

@@ -33,6 +33,7 @@ export interface ApiKeyOwnerRecord {
   scopes: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  rolledAt: string | null;
 }
 
 // Never key_hash: it leaves the database only for the equality lookup.
@@ -93,12 +94,12 @@ export class ApiKeyRepository {
     const row = await this.db
       .selectFrom('api_keys as k')
       .innerJoin('accounts as a', 'a.id', 'k.account_id')
-      .select(['k.id as keyId', 'a.id as accountId', 'a.username', 'a.role', 'k.environment', 'k.scopes', 'k.expires_at', 'k.revoked_at'])
+      .select(['k.id as keyId', 'a.id as accountId', 'a.username', 'a.role', 'k.environment', 'k.scopes', 'k.expires_at', 'k.revoked_at', 'k.rolled_at'])
       .where('k.key_hash', '=', keyHash)
       .executeTakeFirst();
     if (!row) return undefined;
-    const { expires_at, revoked_at, ...rest } = row;
-    return { ...rest, expiresAt: toIsoOrNull(expires_at), revokedAt: toIsoOrNull(revoked_at) };
+    const { expires_at, revoked_at, rolled_at, ...rest } = row;
+    return { ...rest, expiresAt: toIsoOrNull(expires_at), revokedAt: toIsoOrNull(revoked_at), rolledAt: toIsoOrNull(rolled_at) };
   }
 
   async listActive(accountId: number, now: string): Promise<ApiKeyRecord[]> {
@@ -154,15 +155,29 @@ export class ApiKeyRepository {
     if (isPostgres(trx)) await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
   }
 
+  /**
+   * Keys of the account in this environment that still authenticate at `now`: active ones and
+   * rolled ones in their grace period (MAX_AUTHENTICATING_KEYS bounds them).
+   */
+  countAuthenticating(trx: Transaction<DB>, accountId: number, environment: KeyEnvironment, now: string): Promise<number> {
+    return this.#countLive(trx, accountId, now, { environment });
+  }
+
   /** Keys counted against the cap: neither revoked, expired nor rolled (a rolled key lives out its grace outside it). */
-  async countActive(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
+  countActive(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
+    return this.#countLive(trx, accountId, now, { unrolled: true });
+  }
+
+  /** The account's keys neither revoked nor expired at `now`; only one environment's, only unrolled ones, when asked. */
+  async #countLive(trx: Transaction<DB>, accountId: number, now: string, only: { environment?: KeyEnvironment; unrolled?: boolean }): Promise<number> {
     const row = await trx
       .selectFrom('api_keys')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('account_id', '=', accountId)
       .where('revoked_at', 'is', null)
-      .where('rolled_at', 'is', null)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .$if(only.environment !== undefined, (q) => q.where('environment', '=', only.environment!))
+      .$if(only.unrolled === true, (q) => q.where('rolled_at', 'is', null))
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }

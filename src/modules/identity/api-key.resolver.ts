@@ -80,7 +80,8 @@ export class ApiKeyResolver implements CredentialResolver, RevocationHandler {
       role: owner.role,
       scopes: new Set(parseScopes(owner.scopes)),
       environment,
-      credential: { kind: 'api_key', id: owner.keyId, expiresAt: keyExpiresAt },
+      // A roll drops the key from every instance's cache (CredentialRevocations), so it is reloaded as retiring.
+      credential: { kind: 'api_key', id: owner.keyId, expiresAt: keyExpiresAt, retiring: owner.rolledAt !== null },
     };
     this.#resolved.set(hash, principal);
     return principal;

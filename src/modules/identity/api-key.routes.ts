@@ -6,9 +6,12 @@ import type { ApiKeyRecord } from './api-key.repository.js';
 import { ApiKey, CreateApiKeyBody, CreatedApiKey, RollApiKeyBody, RolledApiKey } from './api-key.schema.js';
 import type { ApiKeyService } from './api-key.service.js';
 import { parseScopes } from '../../kernel/scopes.js';
+import { firstPartyRefusal } from './api-key.rules.js';
 
-// Managing your own keys needs no particular scope, only a credential of yours.
-const OWN_KEYS: AuthRequirement = { schemes: ['api_key', 'any_bearer'] };
+// Managing your own keys needs no particular scope, only a credential of yours, and never an
+// OAuth access token, reads included (least privilege: a third party has no use for them). A
+// retiring key is judged per key by the service.
+const OWN_KEYS: AuthRequirement = { schemes: ['api_key', 'any_bearer'], refuse: firstPartyRefusal };
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 function present(record: ApiKeyRecord) {
@@ -36,9 +39,12 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
         operationId: 'createApiKey',
         summary: 'Create an API key for your account (at most 3 active)',
         description:
+'Only the account\'s own credentials (an API key, a login token) use this operation: an OAuth access token, of any grant, is refused (403), as on every /api-keys operation. ' +
           'The key is returned once. `sk_live_` keys in production, `sk_test_` elsewhere. A key never holds more scopes than the credential creating it, ' +
           'and never expires later than it (an omitted `expiresAt` takes the creator\'s expiry); a read-only credential (no `write:*` scope) creates no key (403). ' +
-          'An account holds at most 3 active keys (409 beyond); a rolled key living out its grace period (`POST /api-keys/{id}/roll`) does not count.',
+          'An account holds at most 3 active keys (409 beyond); a rolled key living out its grace period (`POST /api-keys/{id}/roll`) does not count there, ' +
+          'but at most 6 keys of an account (per environment) may authenticate at once, rolled keys in grace included (409 beyond: revoke one first). ' +
+          'A retiring key (rolled, in its grace period) creates no key (403).',
         body: CreateApiKeyBody,
         response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 409, 422) },
       },
@@ -61,7 +67,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
         summary: 'List your active API keys (never the keys themselves)',
         description:
           'The account\'s keys that are neither revoked nor expired, oldest first, with the first 16 characters of each as `prefix` and the last 4 as `last4` to tell them apart. ' +
-          'A rolled key is listed until it expires: it still works.',
+          'A rolled key is listed until it expires: it still works. An OAuth access token is refused (403): only the account\'s own credentials see its keys.',
         response: { 200: Type.Object({ items: Type.Array(ApiKey) }), ...errorResponses(401, 403) },
       },
     },
@@ -76,7 +82,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
         tags: ['api-keys'],
         operationId: 'revokeApiKey',
         summary: 'Revoke one of your API keys (idempotent)',
-        description: 'A credential revokes itself, or keys whose scopes it holds (403 otherwise); a read-only credential revokes only itself.',
+        description:
+          'A credential revokes itself, or keys whose scopes it holds (403 otherwise); a read-only credential, or a retiring key (rolled, in its grace period), revokes only itself. ' +
+          'An OAuth access token is refused (403).',
         params: IdParams,
         response: { 204: Type.Null({ description: 'Revoked.' }), ...errorResponses(400, 401, 403, 404) },
       },
@@ -102,6 +110,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeyService }>
           'The new key expires never if the old one never did, else after the lifetime the old one was made with, counted from now. ' +
           'A rolled key no longer counts against the 3 active keys while it lives out its grace period, so a roll never fails for that limit: the new key takes the old one\'s place ' +
           '(the rolled key is still listed by `GET /api-keys` until it expires). ' +
+          'It still authenticates, though, and at most 6 keys of an account (per environment) may at once: a roll that would make a 7th is 409, nothing changed; ' +
+          'revoke a key you no longer use (a rolled one too), or roll with `oldKeyExpiresInSeconds: 0` (the old key stops at once, so the count stays). ' +
+          'A retiring key rolls no key, itself included (403); an OAuth access token is refused (403). ' +
           'The credential must be allowed both to revoke the old key and to create the new one (403 otherwise; a read-only credential rolls no key); ' +
           'another account\'s key is 404; a key revoked, expired or already rolled is 409.',
         params: IdParams,

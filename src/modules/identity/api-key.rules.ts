@@ -19,7 +19,42 @@ export function effectiveExpiry(actor: Principal | null, requested: number | nul
   return requested ?? actor?.credential.expiresAt ?? null;
 }
 
+/** Rolled keys in their grace period count: 3 active keys, each in the middle of a roll, authenticate as 6. */
+export const MAX_AUTHENTICATING_KEYS = 6;
+
+export const FIRST_PARTY_RULE =
+  'API keys and OAuth clients are made and managed only with the account\'s own credentials (an API key, a login token, the dashboard, the operator CLI): an OAuth access token, whatever its grant, may not use /v2/api-keys or /v2/oauth-clients.';
+
+export const RETIRING_RULE =
+  'This key was rolled and is living out its grace period: a retiring key manages nothing but itself (it may revoke itself), and creates, rolls or revokes no other key and makes no OAuth client or webhook. Use the key that replaced it.';
+
+/** An OAuth access token is a third party's: it never mints or manages a first-party credential. */
+export function firstPartyRefusal(actor: Principal | null): string | null {
+  return actor?.credential.kind === 'oauth_token' ? FIRST_PARTY_RULE : null;
+}
+
+/** A retiring key may only revoke itself (`revokes`: the key a revocation names, if that is the action). */
+export function retiringRefusal(actor: Principal | null, revokes?: number): string | null {
+  if (!actor?.credential.retiring) return null;
+  return actor.credential.kind === 'api_key' && revokes === actor.credential.id ? null : RETIRING_RULE;
+}
+
+/**
+ * Whether one more key may authenticate: `authenticating` counts the account's keys in this
+ * environment that do now (rolled ones in grace included); `retiresNow`: a roll with no grace,
+ * whose old key stops at once, so the count stays. Why not, and how to proceed, or null.
+ */
+export function authenticatingCapRefusal(authenticating: number, retiresNow: boolean): string | null {
+  if (authenticating + (retiresNow ? 0 : 1) <= MAX_AUTHENTICATING_KEYS) return null;
+  return (
+    `At most ${MAX_AUTHENTICATING_KEYS} keys of an account may authenticate at once, rolled keys in their grace period included, and ${authenticating} do: ` +
+    'revoke a key you no longer use (a rolled one too: DELETE /v2/api-keys/{id}), or roll with "oldKeyExpiresInSeconds": 0 so the old key stops at once.'
+  );
+}
+
 export function creationRefusal(actor: Principal | null, request: KeyRequest): string | null {
+  const party = firstPartyRefusal(actor) ?? retiringRefusal(actor);
+  if (party) return party;
   const roleScopes = new Set(ROLE_SCOPES[request.role]);
   const grantable = actor?.scopes ?? roleScopes;
   if (actor && isReadOnly(actor.scopes)) return 'A read-only credential manages no key but itself.';
@@ -34,6 +69,8 @@ export function creationRefusal(actor: Principal | null, request: KeyRequest): s
 
 export function revocationRefusal(actor: Principal | null, keyId: number, keyScopes: readonly Scope[]): string | null {
   if (!actor) return null;
+  const party = firstPartyRefusal(actor) ?? retiringRefusal(actor, keyId);
+  if (party) return party;
   const itself = actor.credential.kind === 'api_key' && actor.credential.id === keyId;
   if (itself) return null;
   if (isReadOnly(actor.scopes)) return 'A read-only credential manages no key but itself.';

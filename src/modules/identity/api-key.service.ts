@@ -7,12 +7,13 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } f
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { Principal } from '../../kernel/principal.js';
 import { parseScopes, type Role, type Scope } from '../../kernel/scopes.js';
-import { creationRefusal, effectiveExpiry, revocationRefusal } from './api-key.rules.js';
+import { authenticatingCapRefusal, creationRefusal, effectiveExpiry, revocationRefusal } from './api-key.rules.js';
 import type { ApiKeyRecord, ApiKeyRepository } from './api-key.repository.js';
 import { hashKey, keyEnvironmentFor } from './api-key.resolver.js';
 import type { CredentialRevocations } from './credential-revocations.js';
 
 export const MAX_ACTIVE_KEYS = 3;
+export { MAX_AUTHENTICATING_KEYS } from './api-key.rules.js';
 /** What the dashboard's list shows at most (every state, newest first). */
 export const MAX_LISTED_KEYS = 100;
 /** How long a rolled key keeps working: now, 1 hour, 24 hours, 7 days. */
@@ -75,6 +76,8 @@ export class ApiKeyService {
       if (active >= MAX_ACTIVE_KEYS) {
         throw new ConflictError(`An account may hold at most ${MAX_ACTIVE_KEYS} active keys; revoke one first (DELETE /v2/api-keys/{id}).`);
       }
+      const capped = authenticatingCapRefusal(await keys.countAuthenticating(trx, owner.accountId, keyEnvironmentFor(this.options.environment), now), false);
+      if (capped) throw new ConflictError(capped);
       return keys.insert(trx, this.#row(owner.accountId, key, { name: input.name ?? null, scopes, expiresAt: expiresAt ? expiresAt.toISOString() : null, createdAt: now }));
     });
     return { ...record, key };
@@ -100,7 +103,8 @@ export class ApiKeyService {
   /**
    * Replaces a key: a new one with its name and scopes (shown once), while the old one keeps
    * working for `oldKeyExpiresInSeconds` (never longer than it would have) and no longer counts
-   * against MAX_ACTIVE_KEYS, so a roll never fails for the cap. The new key lives as long as the
+   * against MAX_ACTIVE_KEYS, so a roll never fails for that cap; it fails (409) when one more key would
+   * authenticate than MAX_AUTHENTICATING_KEYS allows (a roll with no grace never does). The new key lives as long as the
    * old one was made to (its expires_at - created_at), from now; never, if the old never expired.
    * `actor` must be allowed to revoke the old key and to create the new one (null: the operator).
    * One transaction, under the lock `create` takes. 409 for a key revoked, expired or rolled.
@@ -127,10 +131,13 @@ export class ApiKeyService {
       if (old.revokedAt !== null) throw new ConflictError(`API key ${keyId} was revoked (at ${old.revokedAt}): only an active key can be rolled.`);
       if (old.rolledAt !== null) throw new ConflictError(`API key ${keyId} was already rolled (at ${old.rolledAt}): roll the key that replaced it.`);
       if (oldExpiry !== null && oldExpiry <= nowMs) throw new ConflictError(`API key ${keyId} has expired: only an active key can be rolled; create a new one.`);
+      // Under the account lock taken above: concurrent rolls of one account's keys count one after another.
+      const capped = authenticatingCapRefusal(await keys.countAuthenticating(trx, accountId, keyEnvironmentFor(this.options.environment), now), grace === 0);
+      if (capped) throw new ConflictError(capped);
       const oldExpiresAt = new Date(Math.min(oldExpiry ?? Infinity, nowMs + grace * 1000)).toISOString();
       const rolled = await keys.markRolled(trx, accountId, keyId, oldExpiresAt, now);
       if (!rolled) throw new ConflictError(`API key ${keyId} is no longer active: only an active key can be rolled.`);
-      // No cap check: the rolled key left the count and the new one takes its place.
+      // No active-key check: the rolled key left that count and the new one takes its place.
       const created = await keys.insert(trx, this.#row(accountId, key, { name: old.name, scopes: old.scopes, expiresAt: newExpiry === null ? null : new Date(newExpiry).toISOString(), createdAt: now }));
       return { created: { ...created, key }, old: rolled };
     });

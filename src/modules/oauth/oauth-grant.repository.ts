@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { OAuthClientDirectory } from '../identity/identity.module.js';
+import type { OAuthTokenRepository } from './oauth-token.repository.js';
 
 /** A grant an account gave a client, still in force, with its client's public id and name. */
 export interface LiveGrantRow {
@@ -23,6 +24,8 @@ export class OAuthGrantRepository {
     private readonly db: Kysely<DB>,
     /** Identity's clients: which ones an account registered, and their public ids and names. */
     private readonly clients: OAuthClientDirectory,
+    /** Revokes grants, their tokens and what they created, in one transaction. */
+    private readonly tokens: OAuthTokenRepository,
   ) {}
 
   /** Unrevoked grants of the account holding a token still usable at `now` (a live access or refresh token, or a code not yet exchanged). */
@@ -59,7 +62,7 @@ export class OAuthGrantRepository {
     });
   }
 
-  /** Revokes every unrevoked grant the account gave the client (by its public client_id) and all their tokens, at once; answers the grants' ids. */
+  /** Revokes every unrevoked grant the account gave the client (by its public client_id), all their tokens and what they created, at once; answers the grants' ids. */
   async revokeClientOf(accountId: number, clientId: string, now: string): Promise<number[]> {
     return this.db.transaction().execute(async (trx) => {
       const grants = await trx
@@ -69,11 +72,7 @@ export class OAuthGrantRepository {
         .where('client_id', 'in', this.clients.notRegisteredBy(accountId, clientId))
         .where('revoked_at', 'is', null)
         .execute();
-      const ids = grants.map((grant) => Number(grant.id));
-      if (ids.length === 0) return [];
-      await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
-      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', ids).where('revoked_at', 'is', null).execute();
-      return ids;
+      return this.tokens.revokeGrants(trx, grants.map((grant) => Number(grant.id)), now);
     });
   }
 }

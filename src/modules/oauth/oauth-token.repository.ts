@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import type { Role } from '../../kernel/scopes.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import type { OAuthTokenKind } from './oauth.table.js';
+import type { GrantEndings } from './grant-endings.js';
 
 /** A stored token with what it stands for: its client and account are identity's, asked of it. */
 export interface StoredToken {
@@ -78,6 +79,8 @@ export class OAuthTokenRepository {
     private readonly db: Kysely<DB>,
     /** Identity's accounts and clients: who a token acts for, and its client's public id. */
     private readonly identity: { accounts: AccountDirectory; clientIdOf: (clientRowId: number) => Promise<string | undefined> },
+    /** Told of every grant this repository ends, in the transaction that ends it. */
+    private readonly endings: GrantEndings,
   ) {}
 
   async createGrant(input: { clientRowId: number; accountId: number; scopes: string; now: string }): Promise<number> {
@@ -173,35 +176,74 @@ export class OAuthTokenRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  async revokeToken(tokenId: number, now: string): Promise<void> {
-    await this.db.updateTable('oauth_tokens').set({ revoked_at: now }).where('id', '=', tokenId).where('revoked_at', 'is', null).execute();
+  /**
+   * RFC 7009 for an access token: the token alone, unless it was the last usable token of its
+   * grant (a client-credentials or implicit grant has one; a code grant whose refresh token is
+   * gone): then the grant ends too, and what it created with it. True when the grant ended.
+   */
+  async revokeAccessToken(tokenId: number, grantId: number, now: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('id', '=', tokenId).where('revoked_at', 'is', null).execute();
+      const live = await trx
+        .selectFrom('oauth_tokens')
+        .select('id')
+        .where('grant_id', '=', grantId)
+        .where('revoked_at', 'is', null)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .limit(1)
+        .executeTakeFirst();
+      return !live && (await this.revokeGrants(trx, [grantId], now)).length > 0;
+    });
   }
 
-  /** The grant and every token issued under it. */
+  /** The grant (reuse of a code or refresh token, RFC 7009) and every token issued under it; what it created ends with it. */
   async revokeGrant(grantId: number, now: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
-      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
+      await this.revokeGrants(trx, [grantId], now);
     });
   }
 
   /** Revokes, in the caller's transaction, every live grant of the account and their tokens; answers how many grants. */
   async revokeGrantsOf(trx: Transaction<DB>, accountId: number, now: string): Promise<number> {
-    const grants = await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('account_id', '=', accountId).where('revoked_at', 'is', null).returning('id').execute();
-    if (grants.length > 0) {
-      await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', grants.map((g) => g.id)).where('revoked_at', 'is', null).execute();
-    }
-    return grants.length;
+    const grants = await trx.selectFrom('oauth_grants').select('id').where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+    return (await this.revokeGrants(trx, grants.map((g) => Number(g.id)), now)).length;
   }
 
-  /** Expired tokens and grants left with none, once nothing can use them. */
+  /**
+   * Every path that revokes grants comes here: the grants (those not revoked already) and their
+   * tokens are revoked and the grant endings told, in `trx`. Answers the grants it revoked.
+   */
+  async revokeGrants(trx: Transaction<DB>, grantIds: readonly number[], now: string): Promise<number[]> {
+    if (grantIds.length === 0) return [];
+    const revoked = await trx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', 'in', [...grantIds]).where('revoked_at', 'is', null).returning('id').execute();
+    const ids = revoked.map((g) => Number(g.id));
+    if (ids.length === 0) return [];
+    await trx.updateTable('oauth_tokens').set({ revoked_at: now }).where('grant_id', 'in', ids).where('revoked_at', 'is', null).execute();
+    await this.endings.ended(trx, ids);
+    return ids;
+  }
+
+  /** Expired tokens and grants left with none, once nothing can use them; what such a grant created goes with it. */
   async pruneExpired(before: string): Promise<number> {
     const result = await this.db.deleteFrom('oauth_tokens').where('expires_at', '<', before).executeTakeFirst();
-    await this.db
-      .deleteFrom('oauth_grants')
-      .where('created_at', '<', before)
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('oauth_tokens').select('oauth_tokens.id').whereRef('oauth_tokens.grant_id', '=', 'oauth_grants.id'))))
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const empty = await trx
+        .selectFrom('oauth_grants')
+        .select('id')
+        .where('created_at', '<', before)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('oauth_tokens').select('oauth_tokens.id').whereRef('oauth_tokens.grant_id', '=', 'oauth_grants.id'))))
+        .execute();
+      const ids = empty.map((g) => Number(g.id));
+      if (ids.length === 0) return;
+      await this.endings.ended(trx, ids);
+      // A token issued meanwhile keeps its grant: only grants still without one go.
+      await trx
+        .deleteFrom('oauth_grants')
+        .where('id', 'in', ids)
+        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('oauth_tokens').select('oauth_tokens.id').whereRef('oauth_tokens.grant_id', '=', 'oauth_grants.id'))))
+        .execute();
+    });
     return Number(result.numDeletedRows);
   }
 }

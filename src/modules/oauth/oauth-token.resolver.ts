@@ -53,7 +53,7 @@ export class OAuthTokenResolver implements CredentialResolver, RevocationHandler
       role: stored.role,
       scopes: new Set(parseScopes(stored.scopes).filter((scope) => roleScopes.includes(scope))),
       environment: this.options.environment,
-      credential: { kind: 'oauth_token', id: stored.id, expiresAt },
+      credential: { kind: 'oauth_token', id: stored.id, expiresAt, grant: { id: stored.grantId, clientId: stored.clientId } },
     };
     this.#resolved.set(hash, { principal, grantId: stored.grantId });
     return principal;

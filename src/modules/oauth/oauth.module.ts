@@ -6,6 +6,7 @@ import type { CredentialResolver } from '../../kernel/principal.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
 import type { AccountDirectory, AccountService, BrowserSessionService, CredentialRevocations, LoginService, OAuthClientDirectory, OAuthClientService } from '../identity/identity.module.js';
 import { OAuthGrantRepository } from './oauth-grant.repository.js';
+import { GrantEndings, type GrantsEndedListener } from './grant-endings.js';
 import { grantRoutes } from './oauth-grant.routes.js';
 import { OAuthGrantService } from './oauth-grant.service.js';
 import { OAuthTokenRepository } from './oauth-token.repository.js';
@@ -43,12 +44,15 @@ export interface OAuthOptions {
 }
 
 export type { AuthorizedApp, OAuthGrantService } from './oauth-grant.service.js';
+export type { GrantsEndedListener } from './grant-endings.js';
 
 export interface OAuthProvides {
   /** Resolves OAuth access tokens (`oat_…`) on every route, beside API keys and login tokens. */
   credentialResolver: CredentialResolver;
   /** The applications an account authorized: listed, and revoked with all their tokens (the dashboard's "Authorized apps"). */
   grants: OAuthGrantService;
+  /** Subscribes to grants ending (revoked, or about to be deleted), inside the transaction that ends them: what a grant created must not outlive it. */
+  onGrantsEnded(listener: GrantsEndedListener): void;
 }
 
 export type OAuthModule = FeatureModule<OAuthProvides>;
@@ -57,7 +61,8 @@ const HOUR_MS = 3_600_000;
 
 /** The OAuth 2.0 authorization server (decisions.md §6) over the clients identity registers. */
 export function createOAuthModule(options: OAuthOptions): OAuthModule {
-  const tokens = new OAuthTokenRepository(options.db, { accounts: options.directory, clientIdOf: (id) => options.clients.clientIdOf(id) });
+  const endings = new GrantEndings();
+  const tokens = new OAuthTokenRepository(options.db, { accounts: options.directory, clientIdOf: (id) => options.clients.clientIdOf(id) }, endings);
   const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs, revoked: (revocation) => options.revocations.revoked(revocation) });
   // A revoked grant or token, or a deleted account's or new password's, stops working on every instance at once.
   options.revocations.handle(resolver);
@@ -66,7 +71,7 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
   const bruteForce = options.bruteForce ?? NO_GUARD;
   const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce });
   const signIn = new SignInService({ server, sessions: options.sessions, binding: new ConsentBinding(options.appSecret) });
-  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db, options.clientDirectory), forget: (grantId) => resolver.forget({ grantId }) });
+  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db, options.clientDirectory, tokens), forget: (grantId) => resolver.forget({ grantId }) });
   return {
     name: 'oauth',
     routes: async (app) => {
@@ -93,6 +98,6 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
         run: (now = new Date()) => tokens.pruneExpired(new Date(now.getTime() - 24 * HOUR_MS).toISOString()),
       },
     ],
-    provides: { credentialResolver: resolver, grants },
+    provides: { credentialResolver: resolver, grants, onGrantsEnded: (listener) => endings.subscribe(listener) },
   };
 }

@@ -171,7 +171,7 @@ export class AuthorizationServer {
   /**
    * POST /oauth/revoke (RFC 7009): the client authenticates as at the token endpoint (RFC 6749
    * §2.3.1, which the library does not cover here). A refresh token (or code) revokes its whole
-   * grant; an access token, itself. An unknown token, or one of another client, is answered 200
+   * grant; an access token, itself, and its grant when no usable token of it is left. An unknown token, or one of another client, is answered 200
    * and left alone (§2.2).
    */
   async revoke(request: RevocationRequest): Promise<ProtocolResponse> {
@@ -188,8 +188,8 @@ export class AuthorizationServer {
     if (stored && stored.clientId === client.clientId && !stored.revoked) {
       const now = new Date().toISOString();
       if (stored.kind === 'access_token') {
-        await tokens.revokeToken(stored.id, now);
-        resolver.forget({ tokenId: stored.id });
+        const grantEnded = await tokens.revokeAccessToken(stored.id, stored.grantId, now);
+        resolver.forget(grantEnded ? { grantId: stored.grantId } : { tokenId: stored.id });
       } else {
         await tokens.revokeGrant(stored.grantId, now);
         resolver.forget({ grantId: stored.grantId });

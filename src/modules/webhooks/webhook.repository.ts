@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
@@ -6,7 +6,7 @@ import type { Scope } from '../../kernel/scopes.js';
 import type { AttemptOutcome } from './webhook.table.js';
 
 // Never the secrets' ciphertexts: they leave the database only to sign (secretsOf).
-const VIEW_COLUMNS = ['w.id', 'w.account_id', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.created_at', 'w.updated_at'] as const;
+const VIEW_COLUMNS = ['w.id', 'w.account_id', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.oauth_client_id', 'w.created_at', 'w.updated_at'] as const;
 
 export interface WebhookRecord {
   id: number;
@@ -20,6 +20,8 @@ export interface WebhookRecord {
   active: boolean;
   disabledReason: string | null;
   previousSecretExpiresAt: string | null;
+  /** The OAuth client whose access token created it (it lives only as long as that authorization); null: the account's own. */
+  oauthClientId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -35,6 +37,7 @@ interface Row {
   active: boolean | number;
   disabled_reason: string | null;
   previous_secret_expires_at: Date | string | null;
+  oauth_client_id: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -52,6 +55,7 @@ function toRecord(row: Row, owner: string): WebhookRecord {
     active: toBool(row.active),
     disabledReason: row.disabled_reason,
     previousSecretExpiresAt: toIsoOrNull(row.previous_secret_expires_at),
+    oauthClientId: row.oauth_client_id,
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };
@@ -105,7 +109,10 @@ export class WebhookRepository {
    * locked first on PostgreSQL, so concurrent registrations cannot both pass the count
    * (SQLite writers are serial already).
    */
-  async insertWithinLimit(input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string }, max: number): Promise<WebhookRecord | null> {
+  async insertWithinLimit(
+    input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string; grant: { id: number; clientId: string } | null },
+    max: number,
+  ): Promise<WebhookRecord | null> {
     const now = nowIso();
     const id = await this.db.transaction().execute(async (trx) => {
       await this.accounts.lock(trx, input.accountId);
@@ -123,6 +130,8 @@ export class WebhookRepository {
           active: true,
           disabled_reason: null,
           secret_ciphertext: input.secretCiphertext,
+          oauth_grant_id: input.grant?.id ?? null,
+          oauth_client_id: input.grant?.clientId ?? null,
           created_at: now,
           updated_at: now,
         })
@@ -233,6 +242,16 @@ export class WebhookRepository {
       .set((eb) => ({ previous_secret_ciphertext: eb.ref('secret_ciphertext'), secret_ciphertext: secretCiphertext, previous_secret_expires_at: previousExpiresAt, updated_at: nowIso() }))
       .where('id', '=', id)
       .execute();
+  }
+
+  /**
+   * Deletes, in the caller's transaction, every webhook these OAuth grants' tokens created; their
+   * deliveries (pending ones included) and attempt log go with them (ON DELETE CASCADE).
+   */
+  async deleteOfGrants(trx: Transaction<DB>, grantIds: readonly number[]): Promise<number> {
+    if (grantIds.length === 0) return 0;
+    const result = await trx.deleteFrom('webhooks').where('oauth_grant_id', 'in', [...grantIds]).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   async delete(id: number): Promise<boolean> {

@@ -40,7 +40,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhookService
       description:
         'Answers with the webhook and its `secret` (`whsec_…`), shown this once. Every delivery is signed with it twice: `X-Cheese-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>` and the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
         'What the webhook receives follows the scopes of the credential registering it: catalogue events need `read:cheeses`, orders `read:orders`, customer events `read:profile`; a customer receives only their own orders\' and profile\'s events, staff everyone\'s. ' +
-        'Naming a kind the credential may not receive is a 403; a wildcard delivers only what it may. At most 10 webhooks per account (409). See docs/events.md for every kind.',
+        'Naming a kind the credential may not receive is a 403; a wildcard delivers only what it may. At most 10 webhooks per account (409). See docs/events.md for every kind. ' +
+        'A webhook made with an app\'s OAuth access token (any grant) lives only as long as the app\'s authorization: it names the app in `oauthClientId`, and is deleted, with its pending deliveries, when that grant ends ' +
+        '(the customer revokes the app, the password changes or is reset, a refresh token or code is reused, the grant is revoked under RFC 7009, the client or the account is deleted, or the grant expires and is pruned). ' +
+        'A retiring API key (rolled, in its grace period) makes no webhook (403).',
       body: WebhookInput,
       response: { 201: Type.Unsafe({ $ref: 'CreatedWebhook#' }), ...errorResponses(400, 401, 403, 409, 415, 422) },
     },

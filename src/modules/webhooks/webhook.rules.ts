@@ -1,6 +1,10 @@
 import { coversScopes, hasScope, type Scope } from '../../kernel/scopes.js';
 import { EVENT_TYPES, requiredScope, type EventType } from '../outbox/outbox.module.js';
 
+/** A rolled API key in its grace period manages nothing but itself (decisions.md, issue 28). */
+export const RETIRING_KEY_REFUSAL =
+  'This key was rolled and is living out its grace period: a retiring key manages nothing but itself and makes no webhook. Use the key that replaced it.';
+
 /** `order.placed`, `order.*` or `*`. */
 export const EVENT_PATTERN = '^(\\*|[a-z_]+\\.\\*|[a-z_]+\\.[a-z_]+)$';
 

@@ -30,6 +30,13 @@ export const Webhook = Type.Object(
     active: Type.Boolean({ description: 'False while paused (PATCH), or after the receiver answered 410 Gone (see `disabledReason`). Events are not fanned out to an inactive webhook.' }),
     disabledReason: Nullable(Type.String()),
     previousSecretExpiresAt: Nullable(Type.String({ format: 'date-time', description: 'After a rotation, the old secret also signs until then.' })),
+    oauthClientId: Nullable(
+      Type.String({
+        description:
+          'The OAuth app (its `clientId`, `cl_…`) whose access token created this webhook: it lives only as long as that authorization, and is deleted with its pending deliveries when the grant ends (the customer revokes the app, changes or resets the password, the client is removed…). Null: made by the account\'s own credential.',
+        examples: ['cl_Qm9yZGVhdXhDaGVlc2UxMg'],
+      }),
+    ),
     createdAt: DateTime,
     updatedAt: DateTime,
   },

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { nowIso } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
@@ -12,7 +12,7 @@ import type { AttemptDetail, AttemptFilter, AttemptLogRepository, AttemptView, D
 import type { DeliveryRepository } from './delivery.repository.js';
 import type { WebhookDispatcher } from './webhook.dispatcher.js';
 import type { LastAttempt, WebhookRecord, WebhookRepository, WebhookSummary } from './webhook.repository.js';
-import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes } from './webhook.rules.js';
+import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes, RETIRING_KEY_REFUSAL } from './webhook.rules.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
 import { newWebhookSecret } from './webhook.secrets.js';
 import type { AttemptOutcome } from './webhook.table.js';
@@ -77,7 +77,12 @@ export interface WebhookServiceOptions {
 export class WebhookService {
   constructor(private readonly options: WebhookServiceOptions) {}
 
+  /**
+   * A webhook an OAuth access token creates is bound to the token's grant (a client-credentials
+   * grant too): it is deleted when the grant ends (`endGrants`). A retiring API key makes none.
+   */
   async create(principal: Principal, input: WebhookInput): Promise<{ webhook: WebhookRecord; secret: string }> {
+    if (principal.credential.retiring) throw new ForbiddenError(RETIRING_KEY_REFUSAL);
     this.#checkEvents(input.events, principal.scopes);
     await checkWebhookUrl(this.options.guard, input.url, this.options.resolveAtRegistration);
     const secret = newWebhookSecret();
@@ -90,6 +95,7 @@ export class WebhookService {
         description: input.description ?? null,
         maxAttempts: input.maxAttempts ?? 6,
         secretCiphertext: this.options.secrets.seal(secret),
+        grant: principal.credential.kind === 'oauth_token' ? (principal.credential.grant ?? null) : null,
       },
       MAX_WEBHOOKS_PER_ACCOUNT,
     );
@@ -138,6 +144,11 @@ export class WebhookService {
     });
     if (patch.active) this.options.dispatcher.wake();
     return updated!;
+  }
+
+  /** OAuth grants ended (revoked, or about to be deleted): what their tokens created goes, in the same transaction. */
+  endGrants(trx: Transaction<DB>, grantIds: readonly number[]): Promise<number> {
+    return this.options.webhooks.deleteOfGrants(trx, grantIds);
   }
 
   async delete(principal: Principal, id: number): Promise<void> {

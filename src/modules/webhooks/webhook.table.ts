@@ -16,6 +16,10 @@ export interface WebhookTable {
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: NullableTimestamp;
+  /** The OAuth grant whose access token created it: it is deleted when the grant ends (null: the account's own credential made it). */
+  oauth_grant_id: number | null;
+  /** That grant's client's public id (`cl_…`), shown as `oauthClientId`. */
+  oauth_client_id: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -32,6 +36,8 @@ export const WEBHOOK_COLUMNS = tableColumns<WebhookTable>()({
   secret_ciphertext: 'not null',
   previous_secret_ciphertext: 'nullable',
   previous_secret_expires_at: 'nullable',
+  oauth_grant_id: 'nullable',
+  oauth_client_id: 'nullable',
   created_at: 'not null',
   updated_at: 'not null',
 });

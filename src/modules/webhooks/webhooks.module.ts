@@ -1,4 +1,4 @@
-import type { Kysely, OperandExpression } from 'kysely';
+import type { Kysely, OperandExpression, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule, Job } from '../../kernel/module.js';
@@ -66,6 +66,8 @@ export interface DeliveryBacklogReader {
 
 export type WebhooksModule = FeatureModule<{
   webhooks: WebhookService;
+  /** OAuth grants ended: the webhooks their tokens created are deleted in the caller's transaction (oauth's hook). */
+  grantsEnded: (trx: Transaction<DB>, grantIds: readonly number[]) => Promise<void>;
   dispatcher: WebhookDispatcher;
   openapi: () => Record<string, unknown>;
   /** Pruning the outbox keeps every row a kept delivery points at. */
@@ -117,6 +119,9 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
     ],
     provides: {
       webhooks,
+      grantsEnded: async (trx, grantIds) => {
+        await webhooks.endGrants(trx, grantIds);
+      },
       dispatcher,
       openapi: webhookOpenApi,
       outboxRetainer: { lowestRetainedOutboxId: () => status.lowestOutboxId() },

@@ -73,13 +73,13 @@ export interface paths {
         };
         /**
          * List your active API keys (never the keys themselves)
-         * @description The account's keys that are neither revoked nor expired, oldest first, with the first 16 characters of each as `prefix` and the last 4 as `last4` to tell them apart. A rolled key is listed until it expires: it still works.
+         * @description The account's keys that are neither revoked nor expired, oldest first, with the first 16 characters of each as `prefix` and the last 4 as `last4` to tell them apart. A rolled key is listed until it expires: it still works. An OAuth access token is refused (403): only the account's own credentials see its keys.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key for your account (at most 3 active)
-         * @description The key is returned once. `sk_live_` keys in production, `sk_test_` elsewhere. A key never holds more scopes than the credential creating it, and never expires later than it (an omitted `expiresAt` takes the creator's expiry); a read-only credential (no `write:*` scope) creates no key (403). An account holds at most 3 active keys (409 beyond); a rolled key living out its grace period (`POST /api-keys/{id}/roll`) does not count.
+         * @description Only the account's own credentials (an API key, a login token) use this operation: an OAuth access token, of any grant, is refused (403), as on every /api-keys operation. The key is returned once. `sk_live_` keys in production, `sk_test_` elsewhere. A key never holds more scopes than the credential creating it, and never expires later than it (an omitted `expiresAt` takes the creator's expiry); a read-only credential (no `write:*` scope) creates no key (403). An account holds at most 3 active keys (409 beyond); a rolled key living out its grace period (`POST /api-keys/{id}/roll`) does not count there, but at most 6 keys of an account (per environment) may authenticate at once, rolled keys in grace included (409 beyond: revoke one first). A retiring key (rolled, in its grace period) creates no key (403).
          *
          *     Idempotency-Key: the successful answer holds a secret shown once and never stored, so its retry is a 409 whose `Location` names what was created (revoke it, or use it if you kept the secret).
          */
@@ -102,7 +102,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one of your API keys (idempotent)
-         * @description A credential revokes itself, or keys whose scopes it holds (403 otherwise); a read-only credential revokes only itself.
+         * @description A credential revokes itself, or keys whose scopes it holds (403 otherwise); a read-only credential, or a retiring key (rolled, in its grace period), revokes only itself. An OAuth access token is refused (403).
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -121,7 +121,7 @@ export interface paths {
         put?: never;
         /**
          * Replace an API key with a new one; the old one keeps working for a grace period
-         * @description Makes a new key with the old one's name and scopes, returned once (as from `POST /api-keys`), and lets the old one keep working for `oldKeyExpiresInSeconds`: 0 (refused at once), 3600 (1 hour), 86400 (24 hours, the default: send `{}`) or 604800 (7 days), never later than it would have expired. The new key expires never if the old one never did, else after the lifetime the old one was made with, counted from now. A rolled key no longer counts against the 3 active keys while it lives out its grace period, so a roll never fails for that limit: the new key takes the old one's place (the rolled key is still listed by `GET /api-keys` until it expires). The credential must be allowed both to revoke the old key and to create the new one (403 otherwise; a read-only credential rolls no key); another account's key is 404; a key revoked, expired or already rolled is 409.
+         * @description Makes a new key with the old one's name and scopes, returned once (as from `POST /api-keys`), and lets the old one keep working for `oldKeyExpiresInSeconds`: 0 (refused at once), 3600 (1 hour), 86400 (24 hours, the default: send `{}`) or 604800 (7 days), never later than it would have expired. The new key expires never if the old one never did, else after the lifetime the old one was made with, counted from now. A rolled key no longer counts against the 3 active keys while it lives out its grace period, so a roll never fails for that limit: the new key takes the old one's place (the rolled key is still listed by `GET /api-keys` until it expires). It still authenticates, though, and at most 6 keys of an account (per environment) may at once: a roll that would make a 7th is 409, nothing changed; revoke a key you no longer use (a rolled one too), or roll with `oldKeyExpiresInSeconds: 0` (the old key stops at once, so the count stays). A retiring key rolls no key, itself included (403); an OAuth access token is refused (403). The credential must be allowed both to revoke the old key and to create the new one (403 otherwise; a read-only credential rolls no key); another account's key is 404; a key revoked, expired or already rolled is 409.
          *
          *     Idempotency-Key: the successful answer holds a secret shown once and never stored, so its retry is a 409 whose `Location` names what was created (revoke it, or use it if you kept the secret).
          */
@@ -181,7 +181,7 @@ export interface paths {
         };
         /**
          * The registered OAuth clients (staff; never their secrets)
-         * @description Oldest first.
+         * @description Oldest first. An OAuth access token is refused (403).
          *
          *     Needs the `admin` scope.
          */
@@ -189,7 +189,7 @@ export interface paths {
         put?: never;
         /**
          * Register an OAuth 2.0 client (staff)
-         * @description A confidential client gets a `clientSecret`, shown in this answer only and stored as a hash; a public client (single-page or native app) gets none and must use PKCE. Redirect URIs are matched exactly: https, or http on a loopback address (RFC 8252), never with a fragment. `refresh_token` comes with `authorization_code`; a public client cannot use `client_credentials`.
+         * @description A confidential client gets a `clientSecret`, shown in this answer only and stored as a hash; a public client (single-page or native app) gets none and must use PKCE. Redirect URIs are matched exactly: https, or http on a loopback address (RFC 8252), never with a fragment. `refresh_token` comes with `authorization_code`; a public client cannot use `client_credentials`. Only staff's own credentials (an API key, a login token) manage clients: an OAuth access token is refused (403) on every /oauth-clients operation, and a retiring key (rolled, in its grace period) registers none.
          *
          *     Needs the `admin` scope.
          *
@@ -214,7 +214,7 @@ export interface paths {
         post?: never;
         /**
          * Remove an OAuth client (staff)
-         * @description Its tokens and grants go with it once the authorization server issues them.
+         * @description Its grants and their tokens go with it, and with them every webhook its tokens created. An OAuth access token, or a retiring key, is refused (403).
          *
          *     Needs the `admin` scope.
          */
@@ -874,7 +874,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook: a URL and the events it wants
-         * @description Answers with the webhook and its `secret` (`whsec_…`), shown this once. Every delivery is signed with it twice: `X-Cheese-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>` and the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). What the webhook receives follows the scopes of the credential registering it: catalogue events need `read:cheeses`, orders `read:orders`, customer events `read:profile`; a customer receives only their own orders' and profile's events, staff everyone's. Naming a kind the credential may not receive is a 403; a wildcard delivers only what it may. At most 10 webhooks per account (409). See docs/events.md for every kind.
+         * @description Answers with the webhook and its `secret` (`whsec_…`), shown this once. Every delivery is signed with it twice: `X-Cheese-Signature: sha256=<hex HMAC-SHA256(secret, raw body)>` and the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`). What the webhook receives follows the scopes of the credential registering it: catalogue events need `read:cheeses`, orders `read:orders`, customer events `read:profile`; a customer receives only their own orders' and profile's events, staff everyone's. Naming a kind the credential may not receive is a 403; a wildcard delivers only what it may. At most 10 webhooks per account (409). See docs/events.md for every kind. A webhook made with an app's OAuth access token (any grant) lives only as long as the app's authorization: it names the app in `oauthClientId`, and is deleted, with its pending deliveries, when that grant ends (the customer revokes the app, the password changes or is reset, a refresh token or code is reused, the grant is revoked under RFC 7009, the client or the account is deleted, or the grant expires and is pruned). A retiring API key (rolled, in its grace period) makes no webhook (403).
          *
          *     Idempotency-Key: the successful answer holds a secret shown once and never stored, so its retry is a 409 whose `Location` names what was created (revoke it, or use it if you kept the secret).
          */
@@ -1669,6 +1669,7 @@ export interface components {
             active: boolean;
             disabledReason: string | null;
             previousSecretExpiresAt: string | null;
+            oauthClientId: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -1694,6 +1695,7 @@ export interface components {
             active: boolean;
             disabledReason: string | null;
             previousSecretExpiresAt: string | null;
+            oauthClientId: string | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
