@@ -1,5 +1,5 @@
 import type { Scope } from '../../kernel/scopes.js';
-import type { EventAudience, EventType } from './outbox.writer.js';
+import type { EventAudience, EventType } from './event.types.js';
 
 /**
  * The scope a credential must hold to receive a kind, by webhook or from the event log

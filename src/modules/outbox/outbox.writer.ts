@@ -6,24 +6,9 @@ import type { OutboxTable } from './outbox.table.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import { carriesRequestIdentifiers } from './event-access.rules.js';
+import { audienceText, type EventAudience, type EventType } from './event.types.js';
 
-export const EVENT_TYPES = [
-  'order.placed',
-  'order.confirmed',
-  'order.shipped',
-  'order.delivered',
-  'order.cancelled',
-  'cheese.back_in_stock',
-  'cheese.low_stock',
-  'cheese.out_of_stock',
-  'cheese.new_arrival',
-  'customer.created',
-  'customer.updated',
-  'customer.subscription_changed',
-  'webhook.test',
-  'api_key.expiring',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, audienceText, type EventAudience, type EventType } from './event.types.js';
 
 export interface EventContext {
   requestId: string | null;
@@ -32,15 +17,6 @@ export interface EventContext {
   apiVersion: string;
 }
 
-/**
- * Who may receive an event by webhook: everyone (`public`: the catalogue), one account and
- * staff (`{ accountId }`: its orders, profile, keys), or staff only.
- */
-export type EventAudience = 'public' | 'staff' | { accountId: number };
-
-export function audienceText(audience: EventAudience): string {
-  return typeof audience === 'string' ? audience : `account:${audience.accountId}`;
-}
 
 export interface NewEvent {
   type: EventType;
