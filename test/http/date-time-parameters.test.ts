@@ -132,7 +132,7 @@ describe('every date-time parameter', () => {
 describe('the dashboard\'s delivery filter', () => {
   it('refuses year 0000 with the page and a 422 naming the field, and takes 9999-12-31 as the last day', async () => {
     const browser = new FormBrowser(t.http.baseUrl);
-    await browser.signIn('admin', t.config.adminPassword);
+    await browser.signIn('admin', t.config.adminPassword!);
     const path = `/dashboard/webhooks/${webhookId}/deliveries`;
     for (const query of ['from=0000-01-01', 'to=0000-12-31', 'from=2026-02-30', 'to=10000-01-01']) {
       const page = await browser.get(`${path}?${query}`);
