@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import { pendingMigrations } from '../../db/migrate.js';
+import { withinDeadline } from '../../kernel/deadline.js';
 
 /** The database must answer the readiness check within this, or the instance is not ready. */
 export const READY_TIMEOUT_MS = 200;
@@ -37,11 +38,7 @@ export class Readiness {
   /** `undefined` when ready, otherwise why not. */
   async check(): Promise<NotReadyReason | undefined> {
     if (this.#draining) return 'draining';
-    let timer: NodeJS.Timeout | undefined;
     const budget = this.#schemaCurrent ? READY_TIMEOUT_MS : SCHEMA_CHECK_TIMEOUT_MS;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), budget);
-    });
     const probe = (async (): Promise<NotReadyReason | undefined> => {
       try {
         if (this.#schemaCurrent) {
@@ -56,11 +53,7 @@ export class Readiness {
         return 'database unreachable';
       }
     })();
-    try {
-      const outcome = await Promise.race([probe, timeout]);
-      return outcome === 'timeout' ? 'database unreachable' : outcome;
-    } finally {
-      clearTimeout(timer);
-    }
+    // The probe never throws: only the deadline can reject.
+    return withinDeadline(probe, budget).catch((): NotReadyReason => 'database unreachable');
   }
 }

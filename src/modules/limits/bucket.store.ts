@@ -40,6 +40,12 @@ export class MemoryBucketStore implements BucketStore {
     return result;
   }
 
+  /** What the shared store answered, so a fallback goes on from there rather than from full buckets. */
+  record(keys: readonly string[], tokens: readonly number[]): void {
+    const now = Date.now();
+    keys.forEach((key, i) => this.#states.set(key, { tokens: tokens[i]!, at: now }));
+  }
+
   knows(key: string, member: string): boolean {
     return isKnown(this.#known.get(key)?.get(member), Date.now());
   }
@@ -92,8 +98,15 @@ export class SharedOrLocalStore implements BucketStore {
   take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken | Promise<Taken> {
     // No closure on the local path: it runs on every request.
     if (this.shared === undefined) return this.#local.take(keys, specs, cost);
-    if (this.#sharedUp()) return this.#orLocal(this.shared.take(keys, specs, cost), () => this.#fallback(keys, specs, cost));
+    if (this.#sharedUp()) return this.#orLocal(this.#mirrored(keys, this.shared.take(keys, specs, cost)), () => this.#fallback(keys, specs, cost));
     return this.#fallback(keys, specs, cost);
+  }
+
+  /** Redis's answer, kept locally too: when Redis fails, this instance counts on from what it last said. */
+  async #mirrored(keys: readonly string[], taken: Taken | Promise<Taken>): Promise<Taken> {
+    const answer = await taken;
+    this.#local.record(keys, answer.tokens);
+    return answer;
   }
 
   knows(key: string, member: string): boolean | Promise<boolean> {

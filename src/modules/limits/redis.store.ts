@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 
 /** ioredis loads when Redis is configured, not at start: an instance without REDIS_URL never pays for it. */
 const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis;
+import { withinDeadline } from '../../kernel/deadline.js';
 import type { BucketSpec } from './bucket.rules.js';
 import type { BucketStore, Taken } from './bucket.store.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
@@ -46,14 +47,22 @@ return out
 
 type TakeAllCommand = (numberOfKeys: number, ...args: (string | number)[]) => Promise<(number | string)[]>;
 
-/** Buckets in Redis: every call bounded (connect 1 s, command 250 ms, no queue while down). */
+/** How long a request waits for Redis before its limits are counted on this instance. */
+export const REDIS_DEADLINE_MS = 250;
+/**
+ * ioredis's own timeout only clears commands still queued for a Redis that never answers: the
+ * decision is taken at REDIS_DEADLINE_MS by withinDeadline, which a busy event loop cannot fool.
+ */
+const COMMAND_BACKSTOP_MS = 2000;
+
+/** Buckets in Redis: every call bounded (connect 1 s, answer 250 ms, no queue while down). */
 export class RedisBucketStore implements BucketStore {
   readonly #redis: Redis & { takeAll: TakeAllCommand };
 
   constructor(url: string, private readonly prefix: string) {
     const redis = new (loadRedis())(url, {
       connectTimeout: 1000,
-      commandTimeout: 250,
+      commandTimeout: COMMAND_BACKSTOP_MS,
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       retryStrategy: (attempt) => Math.min(attempt * 250, 2000),
@@ -84,20 +93,20 @@ export class RedisBucketStore implements BucketStore {
 
   async take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Promise<Taken> {
     const args = specs.flatMap((spec) => [spec.capacity, spec.refillPerSecond]);
-    const [allowed, ...tokens] = await this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args, cost);
+    const [allowed, ...tokens] = await withinDeadline(this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args, cost), REDIS_DEADLINE_MS);
     return { allowed: Number(allowed) === 1, tokens: tokens.map(Number) };
   }
 
   /** A sorted set per name: address → time of its last success (this instance's clock; a month is not sensitive to skew). */
   async knows(key: string, member: string): Promise<boolean> {
-    const score = await this.#redis.zscore(`${this.prefix}rl:${key}`, member);
+    const score = await withinDeadline(this.#redis.zscore(`${this.prefix}rl:${key}`, member), REDIS_DEADLINE_MS);
     return isKnown(score === null ? undefined : Number(score), Date.now());
   }
 
   async remember(key: string, member: string): Promise<void> {
     const now = Date.now();
     const set = `${this.prefix}rl:${key}`;
-    await this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec();
+    await withinDeadline(this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec(), REDIS_DEADLINE_MS);
   }
 
   async close(): Promise<void> {
