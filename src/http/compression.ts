@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { brotliCompress, constants, createBrotliCompress, createGzip, gzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { pipeline, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { SendHook } from '../kernel/request-stage.js';
 
 /** The content codings we answer in, in our order of preference at equal q-values. */
@@ -108,6 +109,9 @@ const compressAsync = (coding: Coding, bytes: Buffer, options: BrotliOptions | Z
     else gzip(bytes, options as ZlibOptions, done);
   });
 
+/** The key of identity bytes whose strong ETag (a hash of them) is `tag`, if any: as compression.ts keys what it keeps. */
+const contentKey = (coding: Coding, bytes: Buffer, tag: unknown) => `${coding}:${typeof tag === 'string' && tag.startsWith('"') ? tag : hash('sha1', bytes, 'base64url')}`;
+
 /** Compressed static bytes by content (their hash) and coding: the same file under any URL is compressed once. */
 const compressed = new Map<string, Promise<Buffer>>();
 /** Room for the document and the docs page's files in both codings, twice over; beyond, compressed each time. */
@@ -115,7 +119,7 @@ const MAX_ONCE = 64;
 
 /** `tag`: the identity bytes' strong ETag when there is one (a hash of them already: not hashed again per request). */
 function compressedOnce(coding: Coding, bytes: Buffer, tag: unknown): Promise<Buffer> {
-  const key = `${coding}:${typeof tag === 'string' && tag.startsWith('"') ? tag : hash('sha1', bytes, 'base64url')}`;
+  const key = contentKey(coding, bytes, tag);
   let bytesOnce = compressed.get(key);
   if (bytesOnce) return bytesOnce;
   bytesOnce = compressAsync(coding, bytes, onceOptions(coding, bytes.length));
@@ -124,6 +128,25 @@ function compressedOnce(coding: Coding, bytes: Buffer, tag: unknown): Promise<Bu
     bytesOnce.catch(() => compressed.delete(key));
   }
   return bytesOnce;
+}
+
+/**
+ * Dynamic answers compressed lately, by coding and content: a catalogue page served from the
+ * read cache to many clients is compressed once, not per request (docs/performance.md,
+ * "Compressed answers"). Content is named by the answer's strong ETag, which the ETag stage
+ * makes a hash of the identity bytes (etag.ts etagOf), or by hashing them when there is none.
+ * Bounded by the bytes kept.
+ */
+const recentlyCompressed = new LRUCache<string, Buffer>({ maxSize: 16 * 1024 * 1024, sizeCalculation: (bytes) => Math.max(1, bytes.length) });
+
+function compressedDynamic(coding: Coding, bytes: Buffer, tag: unknown): Promise<Buffer> {
+  const key = contentKey(coding, bytes, tag);
+  const known = recentlyCompressed.get(key);
+  if (known) return Promise.resolve(known);
+  return compressAsync(coding, bytes, DYNAMIC[coding]).then((out) => {
+    recentlyCompressed.set(key, out);
+    return out;
+  });
 }
 
 function collect(stream: Readable): Promise<Buffer> {
@@ -160,7 +183,7 @@ export const compressAnswer: SendHook = (request, reply, payload, next) => {
     );
   const identity = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.isBuffer(payload) ? payload : undefined;
   if (request.routeOptions.config?.compressOnce) return void sendBytes(identity ? once(identity) : collect(payload as Readable).then(once));
-  if (identity) return void sendBytes(compressAsync(coding, identity, DYNAMIC[coding]));
+  if (identity) return void sendBytes(compressedDynamic(coding, identity, etag));
   if (!isStream(payload)) return next(null, payload);
   reply.removeHeader('content-length');
   const compressor = coding === 'br' ? createBrotliCompress(DYNAMIC.br) : createGzip(DYNAMIC.gzip);

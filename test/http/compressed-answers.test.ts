@@ -77,6 +77,22 @@ describe('large answers are compressed in the coding the client prefers, decodin
     expect(first.identity.body.items.length).toBeGreaterThan(5);
   });
 
+  it('a list compressed before a change is not served after it: the compressed bytes follow the content', async () => {
+    const path = '/v2/cheeses?limit=100&sort=name';
+    const before = await get(path, { authorization: admin, 'accept-encoding': 'br' });
+    expect(before.headers['content-encoding']).toBe('br');
+    const created = await t.http.post('/v2/cheeses', { headers: { authorization: admin }, json: { name: 'Aaa Compressed Fresh' } });
+    expect(created.status).toBe(201);
+    const after = await get(path, { authorization: admin, 'accept-encoding': 'br' });
+    expect(after.headers['content-encoding']).toBe('br');
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    expect(decoded(after).toString()).toContain('Aaa Compressed Fresh');
+    expect(decoded(before).toString()).not.toContain('Aaa Compressed Fresh');
+    // Asked again, the same bytes (from the compressed cache) still decode to the current list.
+    const again = await get(path, { authorization: admin, 'accept-encoding': 'br' });
+    expect(again.bytes.equals(after.bytes)).toBe(true);
+  });
+
   it('a CSV export', async () => {
     const { identity } = await expectCodings('/v2/cheeses?limit=100', { authorization: admin, accept: 'text/csv' });
     expect(identity.headers['content-type']).toBe('text/csv; charset=utf-8');
