@@ -1,3 +1,4 @@
+import { REFRESH_TOKEN_TTL_S } from '../../src/modules/oauth/oauth.service.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminTestApp, type TestApp } from '../helpers/app.js';
 import { bearer } from '../helpers/http.js';
@@ -153,6 +154,18 @@ describe('a webhook made by an app\'s token ends with the app\'s grant', () => {
   it('deleting the OAuth client deletes its grants and their webhooks', async () => {
     const setup = await appWithWebhook();
     expect((await t.http.delete(`/v2/oauth-clients/${setup.client.id}`, { headers: staff })).status).toBe(204);
+    await expectAppWebhookGone(setup, setup.me.login);
+  });
+
+  it('a grant whose every token has expired ends at the next hourly run, and its webhook with it', async () => {
+    const setup = await appWithWebhook();
+    const grantId = (await webhookRow(setup.appHook.id))!.oauth_grant_id!;
+    // The access token has expired but the refresh token can still be used: the grant lives.
+    await t.runJob('oauth-token-pruning', new Date(Date.now() + 2 * 3_600_000));
+    expect(await webhookRow(setup.appHook.id)).toBeDefined();
+    // An hour after the refresh token expired (its expiry was 30 days away): the grant has ended.
+    await t.runJob('oauth-token-pruning', new Date(Date.now() + REFRESH_TOKEN_TTL_S * 1000 + 3_600_000));
+    expect(await t.database.db.selectFrom('oauth_grants').select('revoked_at').where('id', '=', grantId).executeTakeFirst()).toMatchObject({ revoked_at: expect.anything() });
     await expectAppWebhookGone(setup, setup.me.login);
   });
 

@@ -224,6 +224,34 @@ export class OAuthTokenRepository {
     return ids;
   }
 
+  /**
+   * Grants none of whose tokens (code, access or refresh) can be used any more at `now`: the app
+   * can do nothing under them, so they end now (revoked, the endings told: what they created
+   * goes), not a day later when pruning deletes their tokens. Answers how many ended.
+   */
+  async endSpentGrants(now: string): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const spent = await trx
+        .selectFrom('oauth_grants')
+        .select('id')
+        .where('revoked_at', 'is', null)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('oauth_tokens')
+                .select('oauth_tokens.id')
+                .whereRef('oauth_tokens.grant_id', '=', 'oauth_grants.id')
+                .where('oauth_tokens.revoked_at', 'is', null)
+                .where('oauth_tokens.consumed_at', 'is', null)
+                .where('oauth_tokens.expires_at', '>', now),
+            ),
+          ),
+        )
+        .execute();
+      return (await this.revokeGrants(trx, spent.map((g) => Number(g.id)), now)).length;
+    });
+  }
+
   /** Expired tokens and grants left with none, once nothing can use them; what such a grant created goes with it. */
   async pruneExpired(before: string): Promise<number> {
     const result = await this.db.deleteFrom('oauth_tokens').where('expires_at', '<', before).executeTakeFirst();

@@ -95,7 +95,11 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
         name: 'oauth-token-pruning',
         everyMs: HOUR_MS,
         // A day's grace, so a reused refresh token is still recognised (and its family revoked) for a while after expiry.
-        run: (now = new Date()) => tokens.pruneExpired(new Date(now.getTime() - 24 * HOUR_MS).toISOString()),
+        run: async (now = new Date()) => {
+          // Within the hour of its last token's expiry a grant ends, and what it created with it.
+          const ended = await tokens.endSpentGrants(now.toISOString());
+          return ended + (await tokens.pruneExpired(new Date(now.getTime() - 24 * HOUR_MS).toISOString()));
+        },
       },
     ],
     provides: { credentialResolver: resolver, grants, onGrantsEnded: (listener) => endings.subscribe(listener) },

@@ -33,7 +33,7 @@ export const Webhook = Type.Object(
     oauthClientId: Nullable(
       Type.String({
         description:
-          'The OAuth app (its `clientId`, `cl_…`) whose access token created this webhook: it lives only as long as that authorization, and is deleted with its pending deliveries when the grant ends (the customer revokes the app, changes or resets the password, the client is removed…). Null: made by the account\'s own credential.',
+          'The OAuth app (its `clientId`, `cl_…`) whose access token created this webhook: it lives only as long as that authorization, and is deleted with its pending deliveries when the grant ends (the customer revokes the app, changes or resets the password, the client is removed, or every token of the grant has expired: checked hourly). A client-credentials token is a grant of its own, so its webhook lives about as long as that token: register long-lived webhooks with an API key. Null: made by the account\'s own credential.',
         examples: ['cl_Qm9yZGVhdXhDaGVlc2UxMg'],
       }),
     ),
