@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { AppError, TooManyRequestsError } from '../../kernel/errors.js';
 import { checkCsrf, registerPages } from '../../http/pages.js';
 import { layoutOf, type DashboardContext } from './dashboard.context.js';
+import { guardCredentialActions } from './credential-actions.js';
 import { dashboardPath } from './local-path.js';
 import { appRoutes } from './apps.routes.js';
 import { eventRoutes } from './events.routes.js';
@@ -52,6 +53,8 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
         resolveSession: (token) => sessions.resolve(token),
         cacheTemplates: context.cacheTemplates,
       });
+      // Before any form's route: each is classed as it is registered (credential-actions.ts).
+      const everyCredentialActionGuarded = guardCredentialActions(scope, context);
       scope.setErrorHandler((error, request, reply) => pageError(context, error as Error & { statusCode?: number; code?: string }, request, reply));
       scope.setNotFoundHandler((request, reply) => renderError(context, request, reply, 404, 'There is no such page.'));
 
@@ -98,6 +101,7 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
         await pages.register(appRoutes(context));
         await pages.register(oauthClientRoutes(context));
       });
+      everyCredentialActionGuarded();
     }, { prefix: '/dashboard' });
   };
 }

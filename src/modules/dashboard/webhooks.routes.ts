@@ -160,16 +160,8 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
       return reply.redirect(`/dashboard/webhooks/${webhook.id}${queryOf({ test: outcome.eventId })}`, 303);
     });
 
-    const rotation = (webhook: WebhookRecord): Confirmation => ({
-      title: 'Rotate secret',
-      question: `Rotate the signing secret of ${webhook.url}? The new secret is shown once; the old one keeps signing deliveries for 24 hours.`,
-      action: `/dashboard/webhooks/${webhook.id}/rotate-secret`,
-      cancel: `/dashboard/webhooks/${webhook.id}`,
-    });
     scope.post('/webhooks/:id/rotate-secret', { schema: { params: IdParams, body: ActionForm }, preValidation: csrf }, async (request, reply) => {
       const webhook = await webhookOf(request);
-      const gate = await stepUp(context, request, reply, SENSITIVE, rotation(webhook));
-      if (gate !== 'proceed') return gate;
       const rotated = await webhooks.rotateSecret(sessionOf(request).principal, webhook.id);
       revealOnce(context, request, reply, {
         label: `The new signing secret of ${webhook.url}`,
