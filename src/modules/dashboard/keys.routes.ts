@@ -55,8 +55,8 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
     };
 
     scope.get('/keys', async (request, reply) => {
-      const reveal = takeReveal(context, request, reply);
-      return reply.view('keys', { ...layoutOf(context, request, reply, 'API keys', 'keys'), ...(await keysOf(request)), reveal });
+      const reveal = await takeReveal(context, request, reply);
+      return reply.view('keys', { ...layoutOf(context, request, reply, 'API keys', 'keys'), ...(await keysOf(request)), ...reveal });
     });
 
     const newKeyPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}) => {
@@ -80,7 +80,7 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
         { name: body.name.trim() || null, scopes: scopes as Scope[], expiresAt: lifetime ? new Date(Date.now() + lifetime).toISOString() : null },
         session.principal,
       );
-      revealOnce(context, request, reply, { label: `Your new key "${created.name ?? ''}"`, secret: created.key });
+      await revealOnce(context, request, reply, { label: `Your new key "${created.name ?? ''}"`, secret: created.key });
       return reply.redirect('/dashboard/keys', 303);
     });
 
@@ -100,7 +100,7 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
       if (!GRACES.includes(grace as (typeof GRACES)[number])) throw ValidationFailedError.field('oldKeyExpires', 'must be one of: Now, In 1 hour, In 24 hours, In 7 days');
       const session = sessionOf(request);
       const { created, old } = await apiKeys.roll(session.accountId, key.id, { oldKeyExpiresInSeconds: grace as (typeof GRACES)[number] }, session.principal);
-      revealOnce(context, request, reply, { label: `The new key for "${created.name ?? ''}"`, secret: created.key, note: `The old key ${key.shown} works until ${formatTime(old.expiresAt)}.` });
+      await revealOnce(context, request, reply, { label: `The new key for "${created.name ?? ''}"`, secret: created.key, note: `The old key ${key.shown} works until ${formatTime(old.expiresAt)}.` });
       return reply.redirect('/dashboard/keys', 303);
     });
 
