@@ -64,6 +64,18 @@ describe('request header and query names', () => {
   });
 });
 
+describe('OAuth form parameter names', () => {
+  it('counts __proto__ sent twice to the token endpoint as a repeated parameter, as any other name', async () => {
+    const res = await fetch(`${t.http.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&__proto__=a&__proto__=b',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error_description: string }).error_description).toContain('__proto__');
+  });
+});
+
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/fromagerie.js', ...args], { env: { ...process.env, NODE_ENV: 'test' } });
