@@ -173,6 +173,7 @@ export function createModules(
     retentionDays: outbox.provides.retentionDays,
   });
   const dashboard = createDashboardModule({
+    db,
     environment: config.env,
     appSecret: config.appSecret,
     publicUrl: config.publicUrl,

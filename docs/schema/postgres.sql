@@ -105,6 +105,12 @@ column customer_profiles.favourite_cheese_name text
 column customer_profiles.preferences text not null default '{}'::text
 column customer_profiles.created_at timestamp with time zone not null
 column customer_profiles.updated_at timestamp with time zone not null
+column dashboard_reveals.id bigint not null
+column dashboard_reveals.reveal_hash text not null
+column dashboard_reveals.session_id bigint not null
+column dashboard_reveals.expires_at timestamp with time zone not null
+column dashboard_reveals.consumed_at timestamp with time zone
+column dashboard_reveals.created_at timestamp with time zone not null
 column deployment.key text not null
 column deployment.value text not null
 column idempotency_keys.id bigint not null
@@ -299,6 +305,9 @@ constraint customer_profiles.customer_profiles_account_id_fkey FOREIGN KEY (acco
 constraint customer_profiles.customer_profiles_customer_status_check CHECK ((customer_status = ANY (ARRAY['bronze'::text, 'silver'::text, 'gold'::text, 'platinum'::text])))
 constraint customer_profiles.customer_profiles_favourite_cheese_id_fkey FOREIGN KEY (favourite_cheese_id) REFERENCES cheeses(id) ON DELETE SET NULL
 constraint customer_profiles.customer_profiles_pkey PRIMARY KEY (account_id)
+constraint dashboard_reveals.dashboard_reveals_pkey PRIMARY KEY (id)
+constraint dashboard_reveals.dashboard_reveals_reveal_hash_key UNIQUE (reveal_hash)
+constraint dashboard_reveals.dashboard_reveals_session_id_fkey FOREIGN KEY (session_id) REFERENCES browser_sessions(id) ON DELETE CASCADE
 constraint deployment.deployment_pkey PRIMARY KEY (key)
 constraint idempotency_keys.idempotency_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
 constraint idempotency_keys.idempotency_keys_pkey PRIMARY KEY (id)
@@ -374,6 +383,10 @@ CREATE INDEX customer_addresses_account_idx ON customer_addresses USING btree (a
 CREATE UNIQUE INDEX customer_addresses_default_uq ON customer_addresses USING btree (account_id) WHERE (is_default = true);
 CREATE UNIQUE INDEX customer_addresses_pkey ON customer_addresses USING btree (id);
 CREATE UNIQUE INDEX customer_profiles_pkey ON customer_profiles USING btree (account_id);
+CREATE INDEX dashboard_reveals_expiry_idx ON dashboard_reveals USING btree (expires_at);
+CREATE UNIQUE INDEX dashboard_reveals_pkey ON dashboard_reveals USING btree (id);
+CREATE UNIQUE INDEX dashboard_reveals_reveal_hash_key ON dashboard_reveals USING btree (reveal_hash);
+CREATE INDEX dashboard_reveals_session_idx ON dashboard_reveals USING btree (session_id);
 CREATE UNIQUE INDEX deployment_pkey ON deployment USING btree (key);
 CREATE INDEX idempotency_keys_account ON idempotency_keys USING btree (account_id);
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys USING btree (expires_at);

@@ -65,7 +65,7 @@ function printTable(header: string[], rows: (string | number)[][]): void {
 }
 
 /** Every command, in the order `help` lists them. */
-const COMMANDS: Record<string, Command> = {
+const COMMANDS: Readonly<Record<string, Command>> = {
   'db:migrate': {
     usage: 'db:migrate',
     help: 'apply pending migrations',
@@ -279,7 +279,8 @@ Configuration comes from the same environment variables as the server (see READM
 async function run(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const name = positionals.join(' ');
-  const command = COMMANDS[name];
+  // The name is the operator's: only the table's own entries are commands (`constructor` is not).
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (values.help || name === '' || name === 'help') {
     // Help never loads the configuration nor opens the database.
     console.log(command ? `Usage: npm run cli -- ${command.usage}\n\n  ${command.help}` : USAGE);

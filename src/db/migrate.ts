@@ -19,6 +19,7 @@ import * as apiKeyRoll from './migrations/0019_api_key_roll.js';
 import * as webhookAttemptDetail from './migrations/0020_webhook_attempt_detail.js';
 import * as eventLog from './migrations/0021_event_log.js';
 import * as grantBoundResources from './migrations/0022_grant_bound_resources.js';
+import * as dashboardReveals from './migrations/0023_dashboard_reveals.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '0020_webhook_attempt_detail': webhookAttemptDetail,
   '0021_event_log': eventLog,
   '0022_grant_bound_resources': grantBoundResources,
+  '0023_dashboard_reveals': dashboardReveals,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

@@ -42,6 +42,7 @@ import {
   type WebhookDeliveryTable,
   type WebhookTable,
 } from '../modules/webhooks/webhook.table.js';
+import { DASHBOARD_REVEAL_COLUMNS, type DashboardRevealTable } from '../modules/dashboard/dashboard.table.js';
 import type { ColumnsOf } from './table-columns.js';
 
 export interface DB {
@@ -69,6 +70,7 @@ export interface DB {
   webhooks: WebhookTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  dashboard_reveals: DashboardRevealTable;
   deployment: DeploymentTable;
 }
 
@@ -102,5 +104,6 @@ export const TABLES: { readonly [Table in keyof DB]: ColumnsOf<DB[Table]> } = {
   webhooks: WEBHOOK_COLUMNS,
   webhook_deliveries: WEBHOOK_DELIVERY_COLUMNS,
   webhook_attempts: WEBHOOK_ATTEMPT_COLUMNS,
+  dashboard_reveals: DASHBOARD_REVEAL_COLUMNS,
   deployment: DEPLOYMENT_COLUMNS,
 };

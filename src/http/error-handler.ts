@@ -86,7 +86,7 @@ function withUnionsResolved(errors: AjvError[]): AjvError[] {
 }
 
 /** What a refused format means, rather than Ajv's `must match format "date-time"`. */
-const FORMAT_MESSAGES: Record<string, string> = { 'date-time': INSTANT_MESSAGE, date: DATE_MESSAGE };
+const FORMAT_MESSAGES: ReadonlyMap<string, string> = new Map([['date-time', INSTANT_MESSAGE], ['date', DATE_MESSAGE]]);
 
 /** JSON pointer `/servingTempCelsius/min` to `servingTempCelsius.min`, naming the offending property. */
 function fieldErrors(errors: AjvError[], part: string): FieldError[] {
@@ -98,8 +98,8 @@ function fieldErrors(errors: AjvError[], part: string): FieldError[] {
     if (error.keyword === 'additionalProperties') segments.push(String(error.params.additionalProperty));
     const field = segments.join('.') || part;
     const message =
-      error.keyword === 'format' && typeof error.params.format === 'string' && error.params.format in FORMAT_MESSAGES
-        ? FORMAT_MESSAGES[error.params.format]!
+      error.keyword === 'format' && typeof error.params.format === 'string' && FORMAT_MESSAGES.has(error.params.format)
+        ? FORMAT_MESSAGES.get(error.params.format)!
         : error.keyword === 'pattern' && error.params.pattern === VISIBLE_TEXT_PATTERN
         ? VISIBLE_TEXT_MESSAGE
         : error.keyword === 'additionalProperties'

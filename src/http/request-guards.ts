@@ -142,7 +142,7 @@ const HOST = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)
  * If-Match, If-None-Match, X-Forwarded-For) mean the same joined; Cookie lines are joined as
  * HTTP/2 requires; the rest fail closed when joined (docs/decisions.md, issue 28 §1).
  */
-const SINGLE_VALUED: Record<string, string> = {
+const SINGLE_VALUED: ReadonlyMap<string, string> = new Map(Object.entries({
   host: 'Host',
   authorization: 'Authorization',
   'x-api-key': 'X-API-Key',
@@ -150,7 +150,7 @@ const SINGLE_VALUED: Record<string, string> = {
   'idempotency-key': 'Idempotency-Key',
   'if-unmodified-since': 'If-Unmodified-Since',
   'sec-fetch-site': 'Sec-Fetch-Site',
-};
+}));
 
 /** rawHeaders lists every line as sent (light-my-request's too), where `headers` has merged them. */
 function assertSingleValued(request: FastifyRequest): void {
@@ -158,8 +158,10 @@ function assertSingleValued(request: FastifyRequest): void {
   const seen = new Set<string>();
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (SINGLE_VALUED[name] === undefined) continue;
-    if (seen.has(name)) throw new InvalidRequestError(`Send one ${SINGLE_VALUED[name]} header, not several.`, [{ field: name, message: 'must be sent once' }]);
+    // A Map: the header names are the client's (`constructor` is no header of ours).
+    const label = SINGLE_VALUED.get(name);
+    if (label === undefined) continue;
+    if (seen.has(name)) throw new InvalidRequestError(`Send one ${label} header, not several.`, [{ field: name, message: 'must be sent once' }]);
     seen.add(name);
   }
 }

@@ -9,11 +9,11 @@ import { BlockList, isIP } from 'node:net';
 export type ProxyTrust = (address: string, hop: number) => boolean;
 
 /** Names for the usual ranges, as proxy-addr (Express) spells them. */
-const NAMED_RANGES: Readonly<Record<string, readonly string[]>> = {
+const NAMED_RANGES: ReadonlyMap<string, readonly string[]> = new Map(Object.entries({
   loopback: ['127.0.0.0/8', '::1/128'],
   linklocal: ['169.254.0.0/16', 'fe80::/10'],
   uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-};
+}));
 
 /**
  * What `TRUST_PROXY=true` means: the loopback, link-local and private ranges, never the whole
@@ -25,10 +25,10 @@ export const PRIVATE_NETWORKS: readonly string[] = ['loopback', 'linklocal', 'un
 
 /** Why an entry of TRUST_PROXY is refused, or undefined when it is an address, a CIDR or a range name. */
 export function trustEntryProblem(entry: string): string | undefined {
-  if (Object.hasOwn(NAMED_RANGES, entry)) return undefined;
+  if (NAMED_RANGES.has(entry)) return undefined;
   const [address = '', prefix, extra] = entry.split('/');
   const family = isIP(address);
-  if (family === 0 || extra !== undefined) return `"${entry}" is not an IP address or CIDR (such as 172.28.0.0/24, 127.0.0.1, fd00::/8), nor one of ${Object.keys(NAMED_RANGES).join(', ')}`;
+  if (family === 0 || extra !== undefined) return `"${entry}" is not an IP address or CIDR (such as 172.28.0.0/24, 127.0.0.1, fd00::/8), nor one of ${[...NAMED_RANGES.keys()].join(', ')}`;
   if (prefix === undefined) return undefined;
   const bits = family === 4 ? 32 : 128;
   if (!/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > bits) return `"${entry}": the prefix length must be 0 to ${bits} for an IPv${family} range`;
@@ -45,7 +45,7 @@ export function proxyTrust(setting: boolean | readonly string[]): ProxyTrust | f
   const entries = setting === true ? PRIVATE_NETWORKS : setting;
   if (entries.length === 0) return false;
   const trusted = new BlockList();
-  for (const entry of entries.flatMap((e) => NAMED_RANGES[e] ?? [e])) {
+  for (const entry of entries.flatMap((e) => NAMED_RANGES.get(e) ?? [e])) {
     const [address = '', prefix] = entry.split('/');
     const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
     if (prefix === undefined) trusted.addAddress(address, family);

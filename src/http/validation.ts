@@ -110,7 +110,8 @@ function rejectRepeatedSingleValues(request: FastifyRequest): void {
   const properties = (request.routeOptions.schema as { querystring?: { properties?: Record<string, QueryPropertySchema> } } | undefined)?.querystring?.properties;
   if (!query || !properties) return;
   const takesList = (schema: QueryPropertySchema) => schema.type === 'array' || (schema.anyOf ?? []).some((s) => s.type === 'array');
-  const repeated = Object.keys(query).filter((name) => Array.isArray(query[name]) && properties[name] && !takesList(properties[name]));
+  // The names are the request's: only the schema's own properties count (`constructor` is none).
+  const repeated = Object.keys(query).filter((name) => Array.isArray(query[name]) && Object.hasOwn(properties, name) && !takesList(properties[name]!));
   if (repeated.length === 0) return;
   throw new InvalidRequestError(`Query parameter${repeated.length > 1 ? 's' : ''} given more than once: ${repeated.join(', ')}; send each once.`, repeated.map((field) => ({ field, message: 'is given more than once' })));
 }
@@ -187,7 +188,8 @@ function rejectNonCanonicalNumbers(request: FastifyRequest): void {
     if (!properties || typeof values !== 'object' || values === null) continue;
     for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
       const repeated = Array.isArray(value);
-      const member = repeated ? (properties[name]?.items ?? properties[name]) : properties[name];
+      const own = Object.hasOwn(properties, name) ? properties[name] : undefined;
+      const member = repeated ? (own?.items ?? own) : own;
       const reading = readingOf(member);
       if (reading === undefined) continue;
       // In a union with text, only what Ajv would turn into a number (Number() reads it) counts.

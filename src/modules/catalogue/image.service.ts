@@ -63,7 +63,7 @@ export class ImageService {
     // The bytes decide, never the declared Content-Type or file name.
     const { fileTypeFromBuffer } = await imageLibraries();
     const detected = await fileTypeFromBuffer(bytes);
-    if (!detected || !(detected.mime in FORMATS)) {
+    if (!detected || !Object.hasOwn(FORMATS, detected.mime)) {
       throw new UnsupportedMediaTypeError('Only JPEG, PNG and WebP images are accepted (judged by their content).');
     }
     const contentType = detected.mime as AcceptedType;

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { Plan } from '../../kernel/plans.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
+import type { RevealLedger } from './reveal.service.js';
 import type { AccountService, ApiKeyService, BrowserSession, BrowserSessionService, OAuthClientService } from '../identity/identity.module.js';
 import type { OrderService } from '../orders/orders.module.js';
 import type { OAuthGrantService } from '../oauth/oauth.module.js';
@@ -27,6 +28,8 @@ export interface DashboardContext {
   grants: OAuthGrantService;
   /** Seals a secret on its way to the one page that shows it. */
   reveals: SecretBox;
+  /** Records each reveal, so the first page that shows it consumes it. */
+  revealLedger: RevealLedger;
 }
 
 export interface NavLink {

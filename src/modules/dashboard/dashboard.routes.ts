@@ -5,6 +5,8 @@ import { Type } from 'typebox';
 import { AppError, TooManyRequestsError } from '../../kernel/errors.js';
 import { checkCsrf, registerPages } from '../../http/pages.js';
 import { layoutOf, type DashboardContext } from './dashboard.context.js';
+import { guardCredentialActions } from './credential-actions.js';
+import { dashboardPath } from './local-path.js';
 import { appRoutes } from './apps.routes.js';
 import { eventRoutes } from './events.routes.js';
 import { keyRoutes } from './keys.routes.js';
@@ -16,26 +18,21 @@ import { webhookRoutes } from './webhooks.routes.js';
 const VIEWS = new URL('./views', import.meta.url).pathname;
 const require = createRequire(import.meta.url);
 
-/** Served from memory with a version in the URL, so browsers may keep them. */
-function loadAssets(): Record<string, { type: string; body: Buffer }> {
-  return {
+/** Served from memory with a version in the URL, so browsers may keep them. A Map: the name is the request's (`constructor` is no asset). */
+function loadAssets(): ReadonlyMap<string, { type: string; body: Buffer }> {
+  return new Map(Object.entries({
     'dashboard.css': { type: 'text/css; charset=utf-8', body: readFileSync(new URL('./assets/dashboard.css', import.meta.url)) },
     'dashboard.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(new URL('./assets/dashboard.js', import.meta.url)) },
     'favicon.svg': { type: 'image/svg+xml', body: readFileSync(new URL('./assets/favicon.svg', import.meta.url)) },
     // Pinned to an exact version in package.json; served from node_modules, no CDN.
     'htmx.min.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')) },
-  };
+  }));
 }
 
 /** Where a signed-out visitor is sent: the sign-in, then back to the page asked for (same site only). */
 export function signInLocation(request: FastifyRequest): string {
-  const next = request.method === 'GET' ? request.url : '/dashboard';
+  const next = request.method === 'GET' ? dashboardPath(request.url) : '/dashboard';
   return `/dashboard/login?next=${encodeURIComponent(next)}`;
-}
-
-/** Only a path of the dashboard itself: never another origin (`//evil`, `/\evil`). */
-export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/dashboard(?:[/?#]|$)/.test(next) && !/[\\\r\n]/.test(next) ? next : '/dashboard';
 }
 
 /**
@@ -56,30 +53,34 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
         resolveSession: (token) => sessions.resolve(token),
         cacheTemplates: context.cacheTemplates,
       });
+      // Before any form's route: each is classed as it is registered (credential-actions.ts).
+      const everyCredentialActionGuarded = guardCredentialActions(scope, context);
       scope.setErrorHandler((error, request, reply) => pageError(context, error as Error & { statusCode?: number; code?: string }, request, reply));
       scope.setNotFoundHandler((request, reply) => renderError(context, request, reply, 404, 'There is no such page.'));
 
       scope.get('/assets/:file', { config: { compressOnce: true }, schema: { params: Type.Object({ file: Type.String() }) } }, async (request, reply) => {
-        const asset = assets[(request.params as { file: string }).file];
+        const asset = assets.get((request.params as { file: string }).file);
         if (!asset) return renderError(context, request, reply, 404, 'There is no such file.');
         return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
       });
 
       scope.get('/login', { schema: { querystring: Type.Object({ next: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request, reply) => {
-        const next = safeNext((request.query as { next?: string }).next);
+        const next = dashboardPath((request.query as { next?: string }).next);
         if (request.browserSession) return reply.redirect(next, 303);
         return reply.view('login', { ...layoutOf(context, request, reply, 'Sign in'), next });
       });
       const SignIn = Type.Object({ username: Type.String({ maxLength: 200 }), password: Type.String({ maxLength: 1000 }), next: Type.Optional(Type.String({ maxLength: 2000 })), _csrf: Type.String() });
       scope.post('/login', { schema: { body: SignIn }, preValidation: checkCsrf(scope) }, async (request, reply) => {
-        const { username, password, next } = request.body as { username: string; password: string; next?: string };
+        const { username, password } = request.body as { username: string; password: string; next?: string };
+        // Decided before a session exists: nothing after the sign-in may fail and leave it without its cookie.
+        const next = dashboardPath((request.body as { next?: string }).next);
         const outcome = await sessions.signIn(username.trim(), password, request.ip);
         if (!outcome.signedIn) {
           reply.code(401);
-          return reply.view('login', { ...layoutOf(context, request, reply, 'Sign in'), next: safeNext(next), username, error: 'Invalid username or password.' });
+          return reply.view('login', { ...layoutOf(context, request, reply, 'Sign in'), next, username, error: 'Invalid username or password.' });
         }
         reply.startSession(outcome.token, outcome.session);
-        return reply.redirect(safeNext(next), 303);
+        return reply.redirect(next, 303);
       });
       scope.post('/logout', { preValidation: checkCsrf(scope) }, async (request, reply) => {
         if (request.browserSession) await sessions.signOut(request.browserSession);
@@ -100,6 +101,7 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
         await pages.register(appRoutes(context));
         await pages.register(oauthClientRoutes(context));
       });
+      everyCredentialActionGuarded();
     }, { prefix: '/dashboard' });
   };
 }

@@ -7,6 +7,7 @@ import { MAX_ACTIVE_KEYS, type ApiKeyRecord } from '../identity/identity.module.
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
 import { formatTime, listOf } from './format.js';
 import { revealOnce, takeReveal } from './reveal.js';
+import { credentialStepUpDue } from './credential-actions.js';
 import { stepUp, stepUpDue } from './step-up.js';
 
 const DAY_MS = 86_400_000;
@@ -30,7 +31,8 @@ const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MA
 /** The API keys page: list, create (shown once), roll, revoke (issue 19, page 2). */
 export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
   const { apiKeys } = context;
-  // Live keys are what a step-up protects: in a test environment every key is a test key.
+  // Revoking a live key asks for the password after 10 minutes (in a test environment every key
+  // is a test key); creating and rolling one are credential actions, guarded in every environment.
   const sensitive = context.environment === 'production';
   return async (scope) => {
     const csrf = checkCsrf(scope);
@@ -53,14 +55,14 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
     };
 
     scope.get('/keys', async (request, reply) => {
-      const reveal = takeReveal(context, request, reply);
-      return reply.view('keys', { ...layoutOf(context, request, reply, 'API keys', 'keys'), ...(await keysOf(request)), reveal });
+      const reveal = await takeReveal(context, request, reply);
+      return reply.view('keys', { ...layoutOf(context, request, reply, 'API keys', 'keys'), ...(await keysOf(request)), ...reveal });
     });
 
     const newKeyPage = async (request: FastifyRequest, reply: FastifyReply, extra: Record<string, unknown> = {}) => {
       const session = sessionOf(request);
       const scopes = ROLE_SCOPES[session.role].map((name) => ({ name, id: name.replace(':', '-'), description: SCOPE_DESCRIPTIONS[name] }));
-      return reply.view('key-new', { ...layoutOf(context, request, reply, 'Create key', 'keys'), ...(await keysOf(request)), scopes, stepUp: stepUpDue(context, request, sensitive), ...extra });
+      return reply.view('key-new', { ...layoutOf(context, request, reply, 'Create key', 'keys'), ...(await keysOf(request)), scopes, stepUp: credentialStepUpDue(context, request), ...extra });
     };
     scope.get('/keys/new', async (request, reply) => newKeyPage(request, reply));
 
@@ -71,9 +73,6 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
       if (!Object.hasOwn(EXPIRIES, body.expires)) throw ValidationFailedError.field('expires', 'must be one of: never, 7, 30, 90');
       if (scopes.length === 0) throw ValidationFailedError.field('scopes', 'needs at least one scope: tick the boxes of what the key may do');
       if (!scopes.every(isScope)) throw ValidationFailedError.field('scopes', 'holds an unknown scope');
-      const hidden = [{ name: 'name', value: body.name }, { name: 'expires', value: body.expires }, ...scopes.map((value) => ({ name: 'scopes', value }))];
-      const gate = await stepUp(context, request, reply, sensitive, { title: 'Create key', question: `Create the live key "${body.name}"?`, action: '/dashboard/keys', cancel: '/dashboard/keys', hidden });
-      if (gate !== 'proceed') return gate;
       const session = sessionOf(request);
       const lifetime = EXPIRIES[body.expires];
       const created = await apiKeys.create(
@@ -81,7 +80,7 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
         { name: body.name.trim() || null, scopes: scopes as Scope[], expiresAt: lifetime ? new Date(Date.now() + lifetime).toISOString() : null },
         session.principal,
       );
-      revealOnce(context, request, reply, { label: `Your new key "${created.name ?? ''}"`, secret: created.key });
+      await revealOnce(context, request, reply, { label: `Your new key "${created.name ?? ''}"`, secret: created.key });
       return reply.redirect('/dashboard/keys', 303);
     });
 
@@ -92,24 +91,16 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
     };
 
     scope.get('/keys/:id/roll', { schema: { params: IdParams } }, async (request, reply) =>
-      reply.view('key-roll', { ...layoutOf(context, request, reply, 'Roll key', 'keys'), key: await keyOf(request), stepUp: stepUpDue(context, request, sensitive) }),
+      reply.view('key-roll', { ...layoutOf(context, request, reply, 'Roll key', 'keys'), key: await keyOf(request), stepUp: credentialStepUpDue(context, request) }),
     );
     const RollForm = Type.Object({ _csrf: Type.String(), oldKeyExpires: Type.String(), password: Type.Optional(Type.String()) });
     scope.post('/keys/:id/roll', { schema: { params: IdParams, body: RollForm }, preValidation: csrf }, async (request, reply) => {
       const key = await keyOf(request);
       const grace = Number((request.body as { oldKeyExpires: string }).oldKeyExpires);
       if (!GRACES.includes(grace as (typeof GRACES)[number])) throw ValidationFailedError.field('oldKeyExpires', 'must be one of: Now, In 1 hour, In 24 hours, In 7 days');
-      const gate = await stepUp(context, request, reply, sensitive, {
-        title: 'Roll key',
-        question: `Roll the key ${key.shown}?`,
-        action: `/dashboard/keys/${key.id}/roll`,
-        cancel: '/dashboard/keys',
-        hidden: [{ name: 'oldKeyExpires', value: String(grace) }],
-      });
-      if (gate !== 'proceed') return gate;
       const session = sessionOf(request);
       const { created, old } = await apiKeys.roll(session.accountId, key.id, { oldKeyExpiresInSeconds: grace as (typeof GRACES)[number] }, session.principal);
-      revealOnce(context, request, reply, { label: `The new key for "${created.name ?? ''}"`, secret: created.key, note: `The old key ${key.shown} works until ${formatTime(old.expiresAt)}.` });
+      await revealOnce(context, request, reply, { label: `The new key for "${created.name ?? ''}"`, secret: created.key, note: `The old key ${key.shown} works until ${formatTime(old.expiresAt)}.` });
       return reply.redirect('/dashboard/keys', 303);
     });
 

@@ -72,13 +72,13 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
     });
 
     scope.get('/oauth-clients', async (request, reply) => {
-      const reveal = takeReveal(context, request, reply);
+      const reveal = await takeReveal(context, request, reply);
       const clients = (await oauthClients.list()).map((client) => ({
         ...client,
         typeName: TYPES[client.type],
         created: formatTime(client.createdAt),
       }));
-      return reply.view('oauth-clients', { ...layoutOf(context, request, reply, 'OAuth clients', 'oauth-clients'), clients, reveal });
+      return reply.view('oauth-clients', { ...layoutOf(context, request, reply, 'OAuth clients', 'oauth-clients'), clients, ...reveal });
     });
 
     const formPage = (request: FastifyRequest, reply: FastifyReply, draft: Draft, errors: string[] = []) => {
@@ -115,7 +115,7 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
         return formPage(request, reply, draft, (error.errors ?? []).map((p) => `${labelled(p, judged.input.redirectUris)}.`));
       }
       if (created.clientSecret !== null) {
-        revealOnce(context, request, reply, { label: `The secret of "${created.name}"`, secret: created.clientSecret, note: `Its client ID is ${created.clientId}. The secret is stored only as a hash: if it is lost, register the client again.` });
+        await revealOnce(context, request, reply, { label: `The secret of "${created.name}"`, secret: created.clientSecret, note: `Its client ID is ${created.clientId}. The secret is stored only as a hash: if it is lost, register the client again.` });
       }
       return reply.redirect('/dashboard/oauth-clients', 303);
     });

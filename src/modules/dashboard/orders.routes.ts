@@ -4,6 +4,7 @@ import { checkCsrf } from '../../http/pages.js';
 import type { OrderService } from '../orders/orders.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
 import { formatTime } from './format.js';
+import { localPath } from './local-path.js';
 
 type OrderView = Awaited<ReturnType<OrderService['get']>>;
 
@@ -21,7 +22,7 @@ const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MA
 
 /** Where an Advance form sends the browser back to: this list, with its filter and page (same page only). */
 function backTo(value: unknown): string {
-  return typeof value === 'string' && /^\/dashboard\/orders(?:\?[A-Za-z0-9_.~%&=+-]*)?$/.test(value) ? value : '/dashboard/orders';
+  return localPath(value, '/dashboard/orders', '/dashboard/orders');
 }
 
 function listUrl(query: { customer?: string; cursor?: string }): string {

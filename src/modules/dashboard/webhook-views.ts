@@ -4,6 +4,7 @@ import { DATE_MESSAGE, dayOf, LATEST_INSTANT_MS } from '../../kernel/instants.js
 import { EVENT_TYPES } from '../outbox/outbox.module.js';
 import type { AttemptView, DeadLetter, OutcomeFilter, WebhookRecord } from '../webhooks/webhooks.module.js';
 import { formatTime, listOf } from './format.js';
+import { localPath } from './local-path.js';
 
 /** What the webhooks pages share: labels, the event kinds as checkboxes, filters in URLs, where a form returns. */
 
@@ -75,7 +76,7 @@ export function queryOf(params: Record<string, string | readonly string[] | unde
 
 /** Where a form sends the browser back to: a webhooks page of this dashboard, or the default. */
 export function backTo(value: unknown, fallback: string): string {
-  return typeof value === 'string' && /^\/dashboard\/webhooks(?:[/?]|$)/.test(value) && !/[\\\r\n]/.test(value) && !value.startsWith('//') ? value : fallback;
+  return localPath(value, '/dashboard/webhooks', fallback);
 }
 
 /** A path with one query parameter set (replacing it), keeping the others. */

@@ -87,7 +87,7 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
     scope.post('/webhooks', { schema: { body: WebhookFormBody }, preValidation: csrf }, async (request, reply) => {
       const form = readWebhookForm(request.body as WebhookFormFields);
       const { webhook, secret } = await webhooks.create(sessionOf(request).principal, form);
-      revealOnce(context, request, reply, {
+      await revealOnce(context, request, reply, {
         label: `The signing secret of ${webhook.url}`,
         secret,
         note: 'Every delivery is signed with it (X-Cheese-Signature and the Standard Webhooks headers): store it with your receiver now.',
@@ -101,7 +101,7 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
     scope.get('/webhooks/:id', { schema: { params: IdParams, querystring: PageQuery } }, async (request, reply) => {
       const session = sessionOf(request);
       const webhook = await webhookOf(request);
-      const reveal = takeReveal(context, request, reply);
+      const reveal = await takeReveal(context, request, reply);
       const { test: tested, replayed } = request.query as { test?: string; replayed?: number };
       const [recent, deadLettered, test] = await Promise.all([
         webhooks.attemptLog(session.principal, webhook.id, {}, {}, RECENT),
@@ -118,7 +118,7 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
           previousSecretUntil: webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > Date.now() ? formatTime(webhook.previousSecretExpiresAt) : null,
         },
         staff: session.role === 'admin',
-        reveal,
+        ...reveal,
         test: test && presentAttempt(test),
         recent: recent.items.map(presentAttempt),
         more: recent.hasMore,
@@ -160,18 +160,10 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
       return reply.redirect(`/dashboard/webhooks/${webhook.id}${queryOf({ test: outcome.eventId })}`, 303);
     });
 
-    const rotation = (webhook: WebhookRecord): Confirmation => ({
-      title: 'Rotate secret',
-      question: `Rotate the signing secret of ${webhook.url}? The new secret is shown once; the old one keeps signing deliveries for 24 hours.`,
-      action: `/dashboard/webhooks/${webhook.id}/rotate-secret`,
-      cancel: `/dashboard/webhooks/${webhook.id}`,
-    });
     scope.post('/webhooks/:id/rotate-secret', { schema: { params: IdParams, body: ActionForm }, preValidation: csrf }, async (request, reply) => {
       const webhook = await webhookOf(request);
-      const gate = await stepUp(context, request, reply, SENSITIVE, rotation(webhook));
-      if (gate !== 'proceed') return gate;
       const rotated = await webhooks.rotateSecret(sessionOf(request).principal, webhook.id);
-      revealOnce(context, request, reply, {
+      await revealOnce(context, request, reply, {
         label: `The new signing secret of ${webhook.url}`,
         secret: rotated.secret,
         note: `The old secret also signs every delivery until ${formatTime(rotated.previousSecretExpiresAt)}: switch your receiver to the new one before then.`,

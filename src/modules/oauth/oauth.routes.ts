@@ -9,13 +9,14 @@ interface FormBody {
 }
 
 function parseForm(text: string): FormBody {
-  const values: Record<string, string> = {};
+  // A Map: the names are the client's, and `values.__proto__ = …` would set no parameter at all.
+  const values = new Map<string, string>();
   const repeated: string[] = [];
   for (const [name, value] of new URLSearchParams(text)) {
-    if (Object.hasOwn(values, name)) repeated.push(name);
-    else values[name] = value;
+    if (values.has(name)) repeated.push(name);
+    else values.set(name, value);
   }
-  return { values, repeated };
+  return { values: Object.fromEntries(values), repeated };
 }
 
 /** RFC 6749 §2.3.1: Basic credentials are form-encoded before base64. */
