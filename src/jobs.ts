@@ -1,5 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { AppConfig } from './config.js';
 import type { Job } from './kernel/module.js';
+
+/** Whether an instance of this `ROLE` runs the modules' jobs and workers: every role but `api`. */
+export function runsBackgroundWork(role: AppConfig['role']): boolean {
+  return role !== 'api';
+}
 
 /** Told of every run of every job (the metrics count runs, failures and durations). */
 export interface JobObserver {

@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrap } from './bootstrap.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
-import { startJobs } from './jobs.js';
+import { runsBackgroundWork, startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
 import { jobsOf, workersOf } from './modules.js';
 import { PROBE_PATHS } from './modules/health/health.routes.js';
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const soleInstance = database.dialect === 'sqlite' && config.role === 'all';
   const freedKeys = soleInstance ? await app.modules.idempotency.provides.keys.releaseAllRunning() : 0;
   const { readiness } = app.modules.health.provides;
-  const runsJobs = config.role !== 'api';
+  const runsJobs = runsBackgroundWork(config.role);
   const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs) : undefined;
   const workers = runsJobs ? workersOf(app.modules) : [];
   let workStopped: Promise<unknown> | undefined;

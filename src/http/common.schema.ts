@@ -12,7 +12,7 @@ export const ErrorSchema = Type.Object(
       }),
     ),
   },
-  { $id: 'Error', description: 'Every error body, for every status (decisions.md §9).' },
+  { $id: 'Error', description: 'Every error body, for every status (docs/decisions/http.md, "Errors").' },
 );
 
 const errorRef = Type.Unsafe({ $ref: 'Error#' });

@@ -24,8 +24,9 @@ One deployment serves both forms of the interface (the 2.0.0 Petstore-style refe
 the workflow form) over one data model. Bodies are camelCase; Form B's snake_case names are
 accepted as input aliases where noted (both spellings at once are refused, as is a
 single-valued query parameter given twice). Every error is \`{code, type, message}\` (422 adds
-\`errors\`). Identifiers in paths accept the integer id or the slug. Every product decision
-is listed in docs/decisions.md of the repository.
+\`errors\`). Identifiers in paths accept the integer id or the slug. Every product rule
+is stated once in docs/decisions/ of the repository, one page per topic (index:
+docs/decisions.md).
 
 Authentication: API keys (\`sk_test_…\` in development and sandbox, \`sk_live_…\` in
 production) in \`X-API-Key\` or \`Authorization: Bearer\`; login tokens from
@@ -39,11 +40,12 @@ revocation (RFC 7009), and the implicit grant for clients
 registered for it (RFC 9700 advises against it: prefer code with PKCE). Its access tokens
 (\`oat_…\`) are accepted wherever an operation takes OAuth, with the scopes granted.
 
-Rate limits (decisions.md §7): a token bucket per account by plan (Free 100 requests/hour,
+Rate limits (docs/decisions/limits.md): a token bucket per account by plan (Free 100 requests/hour,
 burst 10; Pro 10,000/hour, burst 100; Enterprise a bucket of 1,000 refilled at 1,000/s), plus
 1,000 requests/minute for authenticated Free and Pro callers; anonymous callers share their
 address's Free budget, and a refused credential counts against it. Sandbox multiplies every
-figure by 10. Every response carries \`RateLimit-Policy\` (e.g. \`"free";q=100;w=3600\`) and
+figure by 10 and development by 100 (\`RATE_LIMIT_MULTIPLIER\`; production always 1).
+Every response carries \`RateLimit-Policy\` (e.g. \`"free";q=100;w=3600\`) and
 \`RateLimit\` (\`"free";r=9;t=324\`: what is left of the tightest limit, and in how many seconds
 it is full again), per draft-ietf-httpapi-ratelimit-headers; over a limit, 429 with
 \`Retry-After\`. Logins, sign-ups and the OAuth token endpoint are also limited per address

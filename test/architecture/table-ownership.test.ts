@@ -1,43 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tableOwners } from '../../scripts/table-owners.js';
 
 /**
  * Data ownership, as strict as import ownership (issue 21): a module's SQL names only its own
  * tables, and reaches another module's data through that module's entry. dependency-cruiser
  * sees imports, not the table names inside Kysely calls and `sql` templates, so this test
- * reads the source. Who owns a table is derived, not written twice: src/db/schema.ts types
- * each table of `DB` with an interface imported from one module's `*.table.ts`.
+ * reads the source. Who owns a table is derived, not written twice (scripts/table-owners.ts).
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MODULES = path.join(ROOT, 'src/modules');
-
-/** Where a file sits in the owner map: `src/modules/<module>/…` → module, anything else (src/db/deployment.table.ts) → its directory. */
-function ownerOfImport(specifier: string): string {
-  const inModule = /^\.\.\/modules\/([^/]+)\//.exec(specifier);
-  return inModule ? inModule[1]! : `src/db`;
-}
-
-/** Table → owning module, from src/db/schema.ts: `interface DB { table: TypeName }` and where TypeName is imported from. */
-function tableOwners(schemaSource: string): Map<string, string> {
-  const typeOwner = new Map<string, string>();
-  for (const [, names, from] of schemaSource.matchAll(/import\s*\{([^}]*)\}\s*from\s*'([^']+)'/g)) {
-    for (const name of names!.split(',')) {
-      const typeName = name.trim().replace(/^type\s+/, '');
-      if (typeName) typeOwner.set(typeName, ownerOfImport(from!));
-    }
-  }
-  const body = /export interface DB \{([^}]*)\}/.exec(schemaSource)?.[1];
-  if (!body) throw new Error('src/db/schema.ts: no `export interface DB { … }`');
-  const owners = new Map<string, string>();
-  for (const [, table, typeName] of body.matchAll(/^\s*([a-z_]+)\s*:\s*([A-Za-z]+)\s*;/gm)) {
-    const owner = typeOwner.get(typeName!);
-    if (!owner) throw new Error(`src/db/schema.ts: ${table}'s type ${typeName} is not imported from a *.table.ts`);
-    owners.set(table!, owner);
-  }
-  return owners;
-}
 
 const KYSELY_CALL = /\b(?:selectFrom|insertInto|updateTable|deleteFrom|mergeInto|replaceInto|innerJoin|leftJoin|rightJoin|fullJoin|innerJoinLateral|leftJoinLateral)\(\s*(['"`])([a-z_][a-z0-9_]*)(?:\s+as\s+[A-Za-z_]\w*)?\1/g;
 const TABLE_TYPE = /\bDB\[\s*(['"])([a-z_][a-z0-9_]*)\1\s*\]/g;

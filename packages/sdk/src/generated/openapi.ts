@@ -1378,7 +1378,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description Every error body, for every status (decisions.md §9). */
+        /** @description Every error body, for every status (docs/decisions/http.md, "Errors"). */
         Error: {
             /**
              * Format: int32
