@@ -171,6 +171,9 @@ export function createModules(
     cursors,
     environment: config.env,
     retentionDays: outbox.provides.retentionDays,
+    maxHeldPerAccount: config.eventsMaxHeldPerAccount,
+    afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
+    warn: (message) => log(message, {}),
   });
   const dashboard = createDashboardModule({
     db,

@@ -44,6 +44,8 @@ async function main(): Promise<void> {
       // Readiness fails at once; the load balancer notices within the drain delay and stops
       // sending requests, which this instance keeps serving meanwhile.
       readiness.drain();
+      // Long polls of the event log answer now: their clients poll again, on another instance.
+      app.modules.events.provides.drain();
       app.log.info({ signal, drainDelayMs: config.drainDelayMs }, 'draining');
       if (config.drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
       app.log.info({ signal }, 'shutting down');

@@ -170,6 +170,11 @@ export const SETTINGS = {
       doc: 'How long the event log (`GET /v2/events`) keeps an event: the hourly prune deletes events older than this once the webhook fan-out has passed them and no kept delivery points at them. An id older than this answers 410 Gone. 1 to 9999',
     }),
   ),
+  eventsMaxHeldPerAccount: variable('EVENTS_MAX_HELD_PER_ACCOUNT', {
+    ...numeric('^[1-9][0-9]{0,4}$'),
+    default: '100',
+    doc: 'Long polls of the event log (`GET /v2/events?wait=`) one account may hold at once on one instance; one more is a 429. 1 to 99999',
+  }),
   dashboard: {
     sessionIdleMinutes: variable('DASHBOARD_SESSION_IDLE_MIN', { ...numeric('^[1-9][0-9]{0,4}$'), default: '120', doc: 'A dashboard sign-in unused for this many minutes ends (2 hours)' }),
     sessionMaxHours: variable('DASHBOARD_SESSION_MAX_H', { ...numeric('^[1-9][0-9]{0,3}$'), default: '12', doc: 'A dashboard sign-in ends this many hours after it began, used or not' }),

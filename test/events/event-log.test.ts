@@ -152,7 +152,7 @@ describe('filters and their validation', () => {
     ['a cursor this API did not give', '?cursor=abc.def'],
     ['object_id without object_type', '?object_id=1'],
     ['delivery_success=true', '?delivery_success=true'],
-    ['after without order=asc', `?after=${oldId(0)}`],
+    ['after with order=desc', `?order=desc&after=${oldId(0)}`],
     ['an after that is no event id', '?order=asc&after=evt_123'],
     ['an unknown parameter', '?sort=asc'],
   ])('answers 400 to %s, in the error shape', async (_what, query) => {
@@ -209,7 +209,7 @@ describe('paging and polling', () => {
     expect((await events('?limit=1')).body.items[0].id).toBe(latest);
     const empty = await events(`?order=asc&after=${latest}`);
     expect(empty.status).toBe(200);
-    expect(empty.body).toEqual({ items: [], hasMore: false, nextCursor: null });
+    expect(empty.body).toEqual({ items: [], hasMore: false, nextCursor: null, nextAfter: expect.stringMatching(/^pos_/) });
     expect(empty.headers.get('x-poll-interval')).toBe('5');
     const etag = empty.headers.get('etag')!;
     expect(etag).toBeTruthy();

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf, type AuthRequirement } from '../../http/auth.js';
 import { errorResponses } from '../../http/common.schema.js';
@@ -20,6 +21,16 @@ const pollInterval = { type: 'integer', minimum: 1, examples: [POLL_INTERVAL_S],
 const notModified = { type: 'null', description: 'Nothing changed since the `ETag` sent in `If-None-Match`: no body.', headers: { ETag: etag, 'X-Poll-Interval': pollInterval } };
 const gone = { $ref: 'Error#', description: 'The event is older than the log keeps (`EVENT_RETENTION_DAYS`) and was pruned: `type` is `not_found`. Told apart from a 404 by the time in the id (ids of events recorded before 2.5 carry none: those are a 404).' };
 
+/**
+ * Aborts when the connection ends before the answer (a held request stops waiting for a client
+ * that left). The response's 'close', not the request's: that one fires once a body is read.
+ */
+function clientGone(response: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => controller.abort());
+  return controller.signal;
+}
+
 export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventService }> = async (app, { events }) => {
   for (const schema of [...envelopeSchemas(), ...eventSchemas(), EventUnion]) app.addSchema(schema);
 
@@ -31,7 +42,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventService }> = 
       summary: 'The event log: what happened, newest first, or polled forward',
       description:
         `Every event a webhook would carry, read instead of pushed: to catch up after an outage, audit an order (\`object_type=order&object_id=…\`), or poll where no public URL exists. Each item is the webhook envelope byte for byte, with \`pending_webhooks\`. ${ORDERING} ` +
-        `Polling: \`GET /events?order=asc&after=evt_…\` with the \`ETag\` of the last answer in \`If-None-Match\` answers 304 while nothing is new; wait \`X-Poll-Interval\` seconds between polls. ${ACCESS}`,
+        `Polling: \`GET /events?after=evt_…\` with the \`ETag\` of the last answer in \`If-None-Match\` answers 304 while nothing is new; wait \`X-Poll-Interval\` seconds between polls. Long polling: \`GET /events?after=now&wait=25\`, then \`after=<nextAfter>\` each time, holds each request until an event arrives (no pause between polls needed). ${ACCESS}`,
       querystring: EventListQuery,
       response: {
         200: { ...EventPage, headers: { ETag: etag, 'X-Poll-Interval': pollInterval } },
@@ -51,9 +62,10 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventService }> = 
       objectType: q.object_type,
       objectId: q.object_id,
       undelivered: q.delivery_success === 'false',
-      order: q.order ?? 'desc',
+      order: q.order,
       after: q.after,
-    });
+      waitSeconds: q.wait,
+    }, { signal: clientGone(reply.raw) });
     return reply.header('content-type', 'application/json; charset=utf-8').header('x-poll-interval', String(POLL_INTERVAL_S)).send(page.body);
   });
 

@@ -40,6 +40,11 @@ export const EventPage = Type.Object(
     items: Type.Array(EventRef, { description: 'Newest first (`order=asc`: oldest first).' }),
     hasMore: Type.Boolean(),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null exactly when `hasMore` is false.' }),
+    nextAfter: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Polling forward (`order=asc`): pass as `after` in the next poll to go on exactly where this page ended: the last event\'s id, or, when the page is empty, an opaque position (`pos_…`) of where it looked (so `after=now` with nothing new still gives a place to go on from). Null when newest first, and when an empty page started from the beginning of the log.',
+      examples: ['evt_5f0c1c7e0e4a4f0b9a7e3c2d1b0a9f8e'],
+    }),
   },
   { additionalProperties: false },
 );
@@ -60,8 +65,23 @@ export const EventListQuery = Type.Object(
     object_type: Type.Optional(Type.Enum(['order', 'cheese', 'customer', 'api_key', 'webhook'], { description: 'Only events about objects of this type (`metadata.object_type`).' })),
     object_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only events about this object (`metadata.object_id`); needs `object_type`.' })),
     delivery_success: Type.Optional(Type.Literal('false', { description: '`false`: only events that some webhook of yours has not answered with a 2xx yet (`pending_webhooks` > 0): every such event, page by page. `true` is refused (every event without a pending delivery would match: list without the filter).' })),
-    order: Type.Optional(Type.Enum(['desc', 'asc'], { default: 'desc', description: '`desc` (default): newest first. `asc`: oldest first, for polling forward with `after`.' })),
-    after: Type.Optional(Type.String({ pattern: '^evt_[0-9a-f]{32}$', description: 'With `order=asc`: the events after this one, in commit order. An id you cannot see (or that never existed) is a 404; one past `EVENT_RETENTION_DAYS` is a 410.' })),
+    order: Type.Optional(Type.Enum(['desc', 'asc'], { description: '`desc`: newest first (the default without `after`). `asc`: oldest first, for polling forward (the default with `after`).' })),
+    after: Type.Optional(
+      Type.String({
+        pattern: '^(?:evt_[0-9a-f]{32}|now|pos_[A-Za-z0-9_-]{1,300}\\.[A-Za-z0-9_-]{1,64})$',
+        description:
+          'Polls forward (`order=asc`, the default with it): the events after this one, in commit order. `now`: only events that become visible after this request (the log\'s current head). `pos_…`: the `nextAfter` of an earlier empty page. An event id you cannot see (or that never existed) is a 404; one past `EVENT_RETENTION_DAYS` is a 410.',
+      }),
+    ),
+    wait: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 25,
+        description:
+          'Long poll, with `after`: when no event past `after` is visible, hold the request up to this many seconds until one is (it is answered within about half a second of its commit becoming visible), then answer the page; at the end of the wait, an empty page (200, or 304 with a matching `If-None-Match`). The same filters apply while held. 0 (default): answer at once. Held requests count against a limit per account and instance (`EVENTS_MAX_HELD_PER_ACCOUNT`, 100 by default): past it a 429; an instance shutting down answers them at once.',
+        examples: [25],
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -5,9 +5,15 @@ import { hasScope } from '../../kernel/scopes.js';
 import { EVENT_TYPES, eventIdTime, eventJson, requiredScope, type EventType, type LogPosition, type LogQuery, type OutboxLog, type OutboxRecord } from '../outbox/outbox.module.js';
 import { EventGoneError } from './event.errors.js';
 import type { DeliveryStatusPort } from './events.ports.js';
+import type { LogWatcher, RowFilter } from './log-watcher.js';
 
 const MAX_TYPES = 20;
 const CURSOR_KIND = 'events';
+/** A place in the log given to a poller whose page was empty (`nextAfter`): `pos_` and a signed position. */
+const POSITION_KIND = 'events-position';
+const POSITION_PREFIX = 'pos_';
+/** The longest a request may be held (`wait`, seconds). */
+export const MAX_WAIT_S = 25;
 
 export interface EventFilters {
   limit: number;
@@ -18,8 +24,17 @@ export interface EventFilters {
   objectType?: string;
   objectId?: string;
   undelivered?: boolean;
-  order: 'asc' | 'desc';
+  /** Default: `asc` with `after`, `desc` otherwise. */
+  order?: 'asc' | 'desc';
+  /** An event id, `now` (the log's head), or a `pos_…` position a previous empty page gave. */
   after?: string;
+  /** Seconds to hold the request while nothing past `after` is visible (0 to 25). */
+  waitSeconds?: number;
+}
+
+/** How a held request ends early: the client went away. */
+export interface HoldOptions {
+  signal?: AbortSignal;
 }
 
 /** A page as JSON text: each item the envelope's bytes and `pending_webhooks` (outbox.envelope.ts). */
@@ -39,23 +54,31 @@ const matches = (pattern: string, type: string) => pattern === '*' || (pattern.e
  */
 export class EventService {
   constructor(
-    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number },
+    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number; watcher: LogWatcher },
   ) {}
 
-  async list(principal: Principal, filters: EventFilters): Promise<EventPageText> {
+  /**
+   * A page of the log. With `waitSeconds` and nothing visible past `after`, the answer waits
+   * until an event it would list becomes visible (the watcher wakes it), the wait ends, the
+   * client goes away, or the instance drains: then it answers the page as it stands.
+   */
+  async list(principal: Principal, filters: EventFilters, hold: HoldOptions = {}): Promise<EventPageText> {
+    const order = filters.order ?? (filters.after !== undefined ? 'asc' : 'desc');
+    const waitSeconds = filters.waitSeconds ?? 0;
+    if (waitSeconds > 0 && filters.after === undefined) throw new InvalidRequestError('wait holds the request until an event past after arrives: send after (an event id, or now).', [{ field: 'wait', message: 'needs after' }]);
     const types = this.#types(principal, filters.type);
     if (filters.objectId !== undefined && filters.objectType === undefined) throw new InvalidRequestError('object_id needs object_type.', [{ field: 'object_id', message: 'needs object_type' }]);
-    if (filters.after !== undefined && filters.order !== 'asc') throw new InvalidRequestError('after pages forward: send it with order=asc.', [{ field: 'after', message: 'needs order=asc' }]);
+    if (filters.after !== undefined && order !== 'asc') throw new InvalidRequestError('after pages forward: send it with order=asc.', [{ field: 'after', message: 'needs order=asc' }]);
     if (filters.after !== undefined && filters.cursor !== undefined) throw new InvalidRequestError('Send either after or cursor, not both: the cursor already says where the page starts.', [{ field: 'cursor', message: 'not with after' }]);
     if (filters.createdGte !== undefined && filters.createdLt !== undefined && Date.parse(filters.createdGte) >= Date.parse(filters.createdLt)) {
       throw new InvalidRequestError('created_gte must be before created_lt.', [{ field: 'created_lt', message: 'must be after created_gte' }]);
     }
     const staff = principal.scopes.has('admin');
     const accountId = staff ? null : principal.accountId;
-    const binding = JSON.stringify([types, filters.createdGte ?? null, filters.createdLt ?? null, filters.objectType ?? null, filters.objectId ?? null, Boolean(filters.undelivered), filters.order]);
+    const binding = JSON.stringify([types, filters.createdGte ?? null, filters.createdLt ?? null, filters.objectType ?? null, filters.objectId ?? null, Boolean(filters.undelivered), order]);
     let from: LogPosition | undefined;
     if (filters.cursor !== undefined) from = this.options.cursors.decode(CURSOR_KIND, filters.cursor, readPosition, { binding });
-    else if (filters.after !== undefined) from = await this.#positionOf(principal, filters.after);
+    else if (filters.after !== undefined) from = await this.#after(principal, filters.after);
     const query: LogQuery = {
       environment: this.options.environment,
       audiences: staff ? null : ['public', `account:${principal.accountId}`],
@@ -64,18 +87,57 @@ export class EventService {
       ...(filters.createdLt !== undefined && { createdLt: new Date(filters.createdLt).toISOString() }),
       ...(filters.objectType !== undefined && { object: { type: filters.objectType, ...(filters.objectId !== undefined && { id: filters.objectId }) } }),
       ...(filters.undelivered && { outboxIdsIn: this.options.deliveries.undeliveredOutboxIds(accountId) }),
-      order: filters.order,
+      order,
       ...(from && { from }),
       limit: filters.limit + 1,
     };
-    const rows = await this.options.log.page(query);
+    const rows = waitSeconds > 0 ? await this.#held(principal, query, waitSeconds, hold.signal) : await this.options.log.page(query);
     const hasMore = rows.length > filters.limit;
     const items = rows.slice(0, filters.limit);
     const last = items.at(-1);
     const nextCursor = hasMore && last ? this.options.cursors.encode(CURSOR_KIND, [last.txid, last.outboxId], binding) : null;
     const pending = await this.options.deliveries.undeliveredCounts(items.map((row) => row.outboxId), accountId);
-    const body = `{"items":[${items.map((row) => this.#json(row, pending)).join(',')}],"hasMore":${hasMore},"nextCursor":${JSON.stringify(nextCursor)}}`;
+    // Where a poller goes on from: the last event it got, or, on an empty page, the place it looked past.
+    const nextAfter = order !== 'asc' ? null : last ? last.eventId : from ? this.#positionToken(from) : null;
+    const body = `{"items":[${items.map((row) => this.#json(row, pending)).join(',')}],"hasMore":${hasMore},"nextCursor":${JSON.stringify(nextCursor)},"nextAfter":${JSON.stringify(nextAfter)}}`;
     return { body, count: items.length };
+  }
+
+  /** The page, waiting (at most `waitSeconds`) for a row it would list when it is empty. */
+  async #held(principal: Principal, query: LogQuery, waitSeconds: number, clientGone?: AbortSignal): Promise<OutboxRecord[]> {
+    const { watcher } = this.options;
+    const release = watcher.hold(`account:${principal.accountId}`);
+    const ended = AbortSignal.any([AbortSignal.timeout(waitSeconds * 1000), ...(clientGone ? [clientGone] : [])]);
+    const concerns = rowFilter(query);
+    try {
+      for (;;) {
+        const { started, woken } = watcher.watch(concerns, ended);
+        await started;
+        const rows = await this.options.log.page(query);
+        if (rows.length > 0 || ended.aborted || watcher.closed) return rows;
+        await woken;
+        if (ended.aborted || watcher.closed) return rows;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** `after`: an event id, `now` (the head: only what comes next), or a position an empty page gave. */
+  async #after(principal: Principal, after: string): Promise<LogPosition | undefined> {
+    if (after === 'now') return (await this.options.log.head()) ?? { txid: 0, id: 0 };
+    if (after.startsWith(POSITION_PREFIX)) {
+      try {
+        return this.options.cursors.decode(POSITION_KIND, after.slice(POSITION_PREFIX.length), readHeadPosition, { binding: this.options.environment });
+      } catch {
+        throw new InvalidRequestError('after: this position is not one this API gave out (nextAfter of a page): send it unchanged, an event id, or now.', [{ field: 'after', message: 'is invalid' }]);
+      }
+    }
+    return this.#positionOf(principal, after);
+  }
+
+  #positionToken(position: LogPosition): string {
+    return POSITION_PREFIX + this.options.cursors.encode(POSITION_KIND, [position.txid, position.id], this.options.environment);
   }
 
   async get(principal: Principal, eventId: string): Promise<string> {
@@ -133,6 +195,23 @@ export class EventService {
     }
     return [...kinds].sort();
   }
+}
+
+/** Whether a new row belongs on the page `query` asks for (in memory: what the watcher wakes by). */
+function rowFilter(query: LogQuery): RowFilter {
+  const audiences = query.audiences && new Set(query.audiences);
+  const types = query.types && new Set(query.types);
+  return (row) =>
+    row.environment === query.environment &&
+    (audiences === null || audiences.has(row.audience)) &&
+    (types === null || types.has(row.type)) &&
+    (query.object === undefined || (row.aggregateType === query.object.type && (query.object.id === undefined || row.aggregateId === query.object.id)));
+}
+
+/** A position a page gave as `nextAfter`: the head of an empty log is (0, 0). */
+function readHeadPosition(position: unknown): LogPosition | undefined {
+  if (Array.isArray(position) && position.length === 2 && position[0] === 0 && position[1] === 0) return { txid: 0, id: 0 };
+  return readPosition(position);
 }
 
 function readPosition(position: unknown): LogPosition | undefined {

@@ -5,6 +5,7 @@ import type { OutboxLog } from '../outbox/outbox.module.js';
 import { eventRoutes } from './event.routes.js';
 import { EventService } from './event.service.js';
 import type { DeliveryStatusPort } from './events.ports.js';
+import { LogWatcher } from './log-watcher.js';
 
 export type { DeliveryStatusPort } from './events.ports.js';
 
@@ -17,19 +18,42 @@ export interface EventsOptions {
   environment: CheeseEnv;
   /** EVENT_RETENTION_DAYS: an id older than this that is gone answers 410. */
   retentionDays: number;
+  /** EVENTS_MAX_HELD_PER_ACCOUNT: long polls (`wait`) of one account held at once on this instance. */
+  maxHeldPerAccount: number;
+  /** Subscribes to commits that added outbox rows (the database's commit signal): wakes held requests at once. */
+  afterOutboxCommit?: (listener: () => void) => () => void;
+  warn?: (message: string) => void;
 }
 
-export type EventsModule = FeatureModule<{ events: EventService }>;
+export type EventsModule = FeatureModule<{
+  events: EventService;
+  /** SIGTERM: every held long poll answers now (before the drain delay), none is held again. */
+  drain: () => void;
+}>;
 
 /** The event log, GET /v2/events (issue 21): no tables of its own. */
 export function createEventsModule(options: EventsOptions): EventsModule {
-  const events = new EventService(options);
+  let lastWarning = 0;
+  const watcher = new LogWatcher({
+    log: options.log,
+    afterOutboxCommit: options.afterOutboxCommit,
+    maxHeldPerAccount: options.maxHeldPerAccount,
+    onError: (error) => {
+      // At most one line a minute while the database fails: held requests end at their deadline meanwhile.
+      if (Date.now() - lastWarning < 60_000) return;
+      lastWarning = Date.now();
+      options.warn?.(`event log watcher: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  });
+  const events = new EventService({ ...options, watcher });
   return {
     name: 'events',
     routes: async (app) => {
+      // Held requests answer before the server waits for requests in flight to finish.
+      app.addHook('preClose', async () => watcher.close());
       await app.register(eventRoutes, { events });
     },
     jobs: [],
-    provides: { events },
+    provides: { events, drain: () => watcher.close() },
   };
 }

@@ -56,6 +56,28 @@ export class OutboxLogRepository {
     return rows.map(recordOf);
   }
 
+  /** The last settled row's place, of every environment (the log's head); undefined while the log is empty. */
+  async head(): Promise<LogPosition | undefined> {
+    const postgres = isPostgres(this.db);
+    const row = await this.db.selectFrom('outbox').select(['txid', 'id']).where((eb) => settled(eb, postgres)).orderBy('txid', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return row ? { txid: Number(row.txid), id: Number(row.id) } : undefined;
+  }
+
+  /** Settled rows past `from` (every row when undefined), of every environment, in log order: what a watcher of the head has not seen yet. */
+  async settledBeyond(from: LogPosition | undefined, limit: number): Promise<OutboxRecord[]> {
+    const postgres = isPostgres(this.db);
+    const rows = await this.db
+      .selectFrom('outbox')
+      .select(RECORD_COLUMNS)
+      .where((eb) => settled(eb, postgres))
+      .$if(from !== undefined, (q) => q.where((eb) => beyond(eb, '>', from!)))
+      .orderBy('txid', 'asc')
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute();
+    return rows.map(recordOf);
+  }
+
   /** One event by its envelope id, settled or not (a reader may hold the id of a row past the prefix: a webhook told it). */
   async byEventId(eventId: string, environment: string): Promise<OutboxRecord | undefined> {
     const row = await this.db.selectFrom('outbox').select(RECORD_COLUMNS).where('event_id', '=', eventId).where('environment', '=', environment).executeTakeFirst();

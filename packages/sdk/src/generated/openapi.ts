@@ -1062,7 +1062,7 @@ export interface paths {
         };
         /**
          * The event log: what happened, newest first, or polled forward
-         * @description Every event a webhook would carry, read instead of pushed: to catch up after an outage, audit an order (`object_type=order&object_id=…`), or poll where no public URL exists. Each item is the webhook envelope byte for byte, with `pending_webhooks`. The log is in commit order: an event is listed once no transaction still running could commit one before it (on PostgreSQL, ids are taken before commit), so polling forward with `order=asc&after=<the last id you saw>` never skips one. `created_at` is for display and may be a few milliseconds out of that order. Events are kept `EVENT_RETENTION_DAYS` (30 days by default). Polling: `GET /events?order=asc&after=evt_…` with the `ETag` of the last answer in `If-None-Match` answers 304 while nothing is new; wait `X-Poll-Interval` seconds between polls. You see the kinds your credential's scopes cover (catalogue events need `read:cheeses`, orders `read:orders`, customer events `read:profile`: as a webhook you registered would receive them), and of those the public ones (the catalogue), your account's, or, for staff (`admin`), every one; only this deployment's (a test key never sees live events). Another account's event is a 404.
+         * @description Every event a webhook would carry, read instead of pushed: to catch up after an outage, audit an order (`object_type=order&object_id=…`), or poll where no public URL exists. Each item is the webhook envelope byte for byte, with `pending_webhooks`. The log is in commit order: an event is listed once no transaction still running could commit one before it (on PostgreSQL, ids are taken before commit), so polling forward with `order=asc&after=<the last id you saw>` never skips one. `created_at` is for display and may be a few milliseconds out of that order. Events are kept `EVENT_RETENTION_DAYS` (30 days by default). Polling: `GET /events?after=evt_…` with the `ETag` of the last answer in `If-None-Match` answers 304 while nothing is new; wait `X-Poll-Interval` seconds between polls. Long polling: `GET /events?after=now&wait=25`, then `after=<nextAfter>` each time, holds each request until an event arrives (no pause between polls needed). You see the kinds your credential's scopes cover (catalogue events need `read:cheeses`, orders `read:orders`, customer events `read:profile`: as a webhook you registered would receive them), and of those the public ones (the catalogue), your account's, or, for staff (`admin`), every one; only this deployment's (a test key never sees live events). Another account's event is a 404.
          */
         get: operations["listEvents"];
         put?: never;
@@ -12048,10 +12048,15 @@ export interface operations {
                 object_id?: string;
                 /** @description `false`: only events that some webhook of yours has not answered with a 2xx yet (`pending_webhooks` > 0): every such event, page by page. `true` is refused (every event without a pending delivery would match: list without the filter). */
                 delivery_success?: "false";
-                /** @description `desc` (default): newest first. `asc`: oldest first, for polling forward with `after`. */
+                /** @description `desc`: newest first (the default without `after`). `asc`: oldest first, for polling forward (the default with `after`). */
                 order?: "desc" | "asc";
-                /** @description With `order=asc`: the events after this one, in commit order. An id you cannot see (or that never existed) is a 404; one past `EVENT_RETENTION_DAYS` is a 410. */
+                /** @description Polls forward (`order=asc`, the default with it): the events after this one, in commit order. `now`: only events that become visible after this request (the log's current head). `pos_…`: the `nextAfter` of an earlier empty page. An event id you cannot see (or that never existed) is a 404; one past `EVENT_RETENTION_DAYS` is a 410. */
                 after?: string;
+                /**
+                 * @description Long poll, with `after`: when no event past `after` is visible, hold the request up to this many seconds until one is (it is answered within about half a second of its commit becoming visible), then answer the page; at the end of the wait, an empty page (200, or 304 with a matching `If-None-Match`). The same filters apply while held. 0 (default): answer at once. Held requests count against a limit per account and instance (`EVENTS_MAX_HELD_PER_ACCOUNT`, 100 by default): past it a 429; an instance shutting down answers them at once.
+                 * @example 25
+                 */
+                wait?: number;
             };
             header?: never;
             path?: never;
@@ -12077,6 +12082,11 @@ export interface operations {
                         hasMore: boolean;
                         /** @description Pass as `cursor` for the next page; null exactly when `hasMore` is false. */
                         nextCursor: string | null;
+                        /**
+                         * @description Polling forward (`order=asc`): pass as `after` in the next poll to go on exactly where this page ended: the last event's id, or, when the page is empty, an opaque position (`pos_…`) of where it looked (so `after=now` with nothing new still gives a place to go on from). Null when newest first, and when an empty page started from the beginning of the log.
+                         * @example evt_5f0c1c7e0e4a4f0b9a7e3c2d1b0a9f8e
+                         */
+                        nextAfter: string | null;
                     };
                 };
             };
