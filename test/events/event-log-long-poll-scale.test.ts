@@ -1,0 +1,61 @@
+import http from 'node:http';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { POSTGRES_URL } from '../helpers/database.js';
+import { bearer } from '../helpers/http.js';
+
+/**
+ * Held long polls cost the database nothing per listener: one watcher per instance reads the
+ * log's head (at most every 500 ms while anyone waits), whatever the number of held requests.
+ * Counted with PostgreSQL's own statistics of the outbox table of this test's schema (scans of
+ * it, by index or sequentially), which no other test file touches. PostgreSQL only: SQLite keeps
+ * no such counts (the long poll itself is tested on both: event-log-long-poll.test.ts).
+ */
+const LISTENERS = 100;
+let t: TestApp;
+let staff: Record<string, string>;
+
+beforeAll(async () => {
+  if (!POSTGRES_URL) return;
+  t = await createTestApp({ config: { eventsMaxHeldPerAccount: LISTENERS } });
+  staff = bearer(await t.key(['admin']));
+});
+afterAll(() => t?.close());
+
+/** Scans of this schema's outbox so far (statistics flushed first, so the count is current). */
+async function outboxScans(): Promise<number> {
+  await sql`select pg_stat_force_next_flush()`.execute(t.database.db).catch(() => undefined);
+  const { rows } = await sql<{ scans: string }>`select coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans from pg_stat_user_tables where schemaname = ${t.config.databaseSchema} and relname = 'outbox'`.execute(t.database.db);
+  return Number(rows[0]?.scans ?? 0);
+}
+
+function hold(): { leave: () => void; ended: Promise<number> } {
+  const request = http.get(`${t.http.baseUrl}/v2/events?after=now&wait=20`, { headers: staff, agent: false });
+  const ended = new Promise<number>((resolve) => {
+    request.on('response', (response) => response.resume().on('end', () => resolve(response.statusCode ?? 0)));
+    request.on('error', () => resolve(0));
+  });
+  return { leave: () => request.destroy(), ended };
+}
+
+describe.skipIf(!POSTGRES_URL)(`${LISTENERS} held long polls on one instance`, () => {
+  it('read the outbox about as often as one does: the watcher, not each request', async () => {
+    const held = Array.from({ length: LISTENERS }, hold);
+    // Every request is held (one more would be the 429 of the per-account limit).
+    for (let i = 0; i < 100; i++) {
+      if ((await t.http.get('/v2/events?after=now&wait=1', { headers: staff })).status === 429) break;
+    }
+    expect((await t.http.get('/v2/events?after=now&wait=1', { headers: staff })).status).toBe(429);
+    const before = await outboxScans();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const during = (await outboxScans()) - before;
+    // 3 s of watching is about 6 reads of the head; one read per held request per tick would be 600.
+    expect(during).toBeLessThan(30);
+    // And each still answers when an event arrives.
+    const created = await t.http.post('/v2/cheeses', { headers: staff, json: { name: `Scale cheese ${Date.now()}`, pricePerKg: 20, stockQuantityKg: 5 } });
+    expect(created.status).toBe(201);
+    const statuses = await Promise.all(held.map((request) => request.ended));
+    expect(statuses.every((status) => status === 200)).toBe(true);
+  }, 60_000);
+});
