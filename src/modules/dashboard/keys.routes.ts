@@ -8,6 +8,7 @@ import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.
 import { formatTime, listOf } from './format.js';
 import { revealOnce, takeReveal } from './reveal.js';
 import { stepUp, stepUpDue } from './step-up.js';
+import { systemClock } from '../../kernel/clock.js';
 
 const DAY_MS = 86_400_000;
 const EXPIRIES: Record<string, number | null> = { never: null, 7: 7 * DAY_MS, 30: 30 * DAY_MS, 90: 90 * DAY_MS };
@@ -30,13 +31,14 @@ const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MA
 /** The API keys page: list, create (shown once), roll, revoke (issue 19, page 2). */
 export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
   const { apiKeys } = context;
+  const clock = context.clock ?? systemClock;
   // Live keys are what a step-up protects: in a test environment every key is a test key.
   const sensitive = context.environment === 'production';
   return async (scope) => {
     const csrf = checkCsrf(scope);
 
     const keysOf = async (request: FastifyRequest) => {
-      const now = Date.now();
+      const now = clock.now();
       const records = await apiKeys.listAll(sessionOf(request).accountId);
       const keys = records.map((key) => ({
         id: key.id,
@@ -78,7 +80,7 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
       const lifetime = EXPIRIES[body.expires];
       const created = await apiKeys.create(
         { accountId: session.accountId, role: session.role },
-        { name: body.name.trim() || null, scopes: scopes as Scope[], expiresAt: lifetime ? new Date(Date.now() + lifetime).toISOString() : null },
+        { name: body.name.trim() || null, scopes: scopes as Scope[], expiresAt: lifetime ? new Date(clock.now() + lifetime).toISOString() : null },
         session.principal,
       );
       revealOnce(context, request, reply, { label: `Your new key "${created.name ?? ''}"`, secret: created.key });

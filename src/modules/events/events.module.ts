@@ -5,6 +5,7 @@ import type { OutboxLog } from '../outbox/outbox.module.js';
 import { eventRoutes } from './event.routes.js';
 import { EventService } from './event.service.js';
 import type { DeliveryStatusPort } from './events.ports.js';
+import { type Clock } from '../../kernel/clock.js';
 
 export type { DeliveryStatusPort } from './events.ports.js';
 
@@ -17,6 +18,7 @@ export interface EventsOptions {
   environment: CheeseEnv;
   /** EVENT_RETENTION_DAYS: an id older than this that is gone answers 410. */
   retentionDays: number;
+  clock?: Clock;
 }
 
 export type EventsModule = FeatureModule<{ events: EventService }>;

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis;
 import type { BucketSpec } from './bucket.rules.js';
 import type { BucketStore, Taken } from './bucket.store.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
 
 /**
@@ -50,7 +51,11 @@ type TakeAllCommand = (numberOfKeys: number, ...args: (string | number)[]) => Pr
 export class RedisBucketStore implements BucketStore {
   readonly #redis: Redis & { takeAll: TakeAllCommand };
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly clock: Clock = systemClock,
+  ) {
     const redis = new (loadRedis())(url, {
       connectTimeout: 1000,
       commandTimeout: 250,
@@ -91,11 +96,11 @@ export class RedisBucketStore implements BucketStore {
   /** A sorted set per name: address → time of its last success (this instance's clock; a month is not sensitive to skew). */
   async knows(key: string, member: string): Promise<boolean> {
     const score = await this.#redis.zscore(`${this.prefix}rl:${key}`, member);
-    return isKnown(score === null ? undefined : Number(score), Date.now());
+    return isKnown(score === null ? undefined : Number(score), this.clock.now());
   }
 
   async remember(key: string, member: string): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     const set = `${this.prefix}rl:${key}`;
     await this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec();
   }
