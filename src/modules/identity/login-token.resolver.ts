@@ -55,7 +55,7 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
       .setSubject(String(session.accountId))
       .setIssuer(this.options.issuer)
       .setAudience(AUDIENCE)
-      .setIssuedAt()
+      .setIssuedAt(Math.floor(this.#clock.now() / 1000))
       .setExpirationTime(Math.floor(session.expiresAt.getTime() / 1000))
       .sign(this.#key);
   }
@@ -66,7 +66,7 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
     if (cached && (cached.credential.expiresAt ?? Infinity) > now) return cached;
     let claims: { sid?: unknown; env?: unknown; exp?: number };
     try {
-      ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'] }));
+      ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'], currentDate: new Date(now) }));
     } catch (error) {
       throw new UnauthorizedError(error instanceof joseErrors.JWTExpired ? 'The login token has expired; log in again.' : 'The login token is invalid.');
     }
