@@ -21,7 +21,6 @@ const REASON = /\/\/ outside process: \S/;
  */
 const NOT_YET: Record<string, number> = {
   'test/idempotency/idempotency-leases.test.ts': 2,
-  'test/identity/authorization-matrix.test.ts': 1,
   'test/platform/cross-instance-cache.test.ts': 1,
   'test/webhooks/webhook-instances.test.ts': 1,
   'test/webhooks/webhooks.test.ts': 1,
