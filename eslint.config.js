@@ -15,6 +15,18 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
+  // Time is a dependency (src/kernel/clock.ts): src/ reads it through the app's clock, never the system's directly.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/kernel/clock.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'Read the time through the clock (src/kernel/clock.ts): clock.now(), not Date.now().' },
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'Read the time through the clock (src/kernel/clock.ts): clock.date(), not new Date().' },
+      ],
+    },
+  },
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
   { files: ['src/cli/**', 'src/server.ts', 'bench/**', 'scripts/**', 'examples/**'], rules: { 'no-console': 'off' } },
   // Scripts the pages serve run in the browser.

@@ -80,7 +80,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.addHook('onClose', () => modules.catalogue.provides.changes.close());
 
   // Every request's path through the service, in order: src/http/pipeline.ts.
-  const readCache = new ResponseCache(config.readCacheTtlMs, config.readCacheMaxBytes);
+  const readCache = new ResponseCache(config.readCacheTtlMs, config.readCacheMaxBytes, config.clock);
   app.decorate('readCache', readCache);
   modules.catalogue.provides.changes.onChange(() => readCache.invalidate());
   await registerPipeline(app, {

@@ -1,4 +1,5 @@
 import { Compile } from 'typebox/compile';
+import type { Clock } from './kernel/clock.js';
 import type { RateLimitSettings } from './modules/limits/limits.module.js';
 import type { WebhookSettings } from './modules/webhooks/webhooks.module.js';
 import { ENVIRONMENTS, type CheeseEnv } from './kernel/environment.js';
@@ -11,7 +12,14 @@ export { ENVIRONMENTS, type CheeseEnv, ConfigError };
  * Everything the app needs, already validated: its shape is SETTINGS' (config/variables.ts),
  * where each variable is declared once. Tests build one by hand.
  */
-export type AppConfig = ConfigOf<typeof SETTINGS>;
+export type AppConfig = ConfigOf<typeof SETTINGS> & {
+  /** The time every module reads (src/kernel/clock.ts); the system's unless a test gives its own. Not an environment variable. */
+  clock?: Clock;
+  /** How long an account's plan is trusted by the rate limiter before it is read again (5000 unless a test shortens it). Not an environment variable. */
+  planCacheMs?: number;
+  /** How often the event log's watcher reads the head while requests are held (500 ms); tests shorten it. Not an environment variable. */
+  eventsWatchIntervalMs?: number;
+};
 
 // The modules' own settings types must be exactly what the variables make.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

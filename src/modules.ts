@@ -21,6 +21,7 @@ import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js
 import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
 import { CursorCodec } from './kernel/pagination.js';
+import { systemClock } from './kernel/clock.js';
 
 /** Creating, rolling or revoking a live key (and the like) asks for the password again after this long (issue 19). */
 const STEP_UP_AFTER_MS = 10 * 60_000;
@@ -54,6 +55,8 @@ export function createModules(
   broadcast: ChangeBroadcast = NO_BROADCAST,
 ): Modules {
   const { db } = database;
+  // The one clock every module reads (src/kernel/clock.ts): a test's, or the system's.
+  const clock = config.clock ?? systemClock;
   // One codec signs every list's cursors; each list names its own kind, so none accepts another's.
   const cursors = new CursorCodec(config.appSecret);
   const limits = createLimitsModule({
@@ -64,14 +67,17 @@ export function createModules(
     warn: (message) => log(message, {}),
     // Asked only once requests flow, when identity exists.
     planOf: (accountId) => identity.provides.accounts.planOf(accountId),
+    planCacheMs: config.planCacheMs,
+    clock,
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
-  const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30 });
+  const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30, clock });
   const metrics = createMetricsModule({
     database,
     limitCounts: limits.provides.counts,
     // Read at scrape time, when webhooks (built below, with the metrics' attempt counter) exists.
     backlog: { outbox: outbox.provides.consumers, deliveries: { backlog: (executor, now) => webhooks.provides.deliveryBacklog.backlog(executor, now) } },
+    clock,
   });
   const identity = createIdentityModule({
     db,
@@ -88,6 +94,7 @@ export function createModules(
       maxMs: config.dashboard.sessionMaxHours * 3_600_000,
       stepUpAfterMs: STEP_UP_AFTER_MS,
     },
+    clock,
   });
   // Catalogue asks orders before a cheese goes (and customers before an account closes), while
   // orders need both: the ports are bound once orders exist, so no module builds another.
@@ -103,8 +110,9 @@ export function createModules(
     imageConcurrency: config.imageConcurrency,
     imageQueue: config.imageQueue,
     broadcast,
+    clock,
   });
-  const health = createHealthModule({ database, version: API_VERSION, environment: config.env });
+  const health = createHealthModule({ database, version: API_VERSION, environment: config.env, clock });
   const customers = createCustomersModule({
     db,
     bruteForce,
@@ -131,6 +139,7 @@ export function createModules(
     sessions: identity.provides.browserSessions,
     sessionCookie: config.dashboard.cookieName,
     revocations: identity.provides.revocations,
+    clock,
   });
   const orders = createOrdersModule({
     db,
@@ -144,6 +153,7 @@ export function createModules(
     tiers: customers.provides.customers,
     preferences: customers.provides.preferences,
     customers: customers.provides.customers,
+    clock,
   });
   ordersDeletion.port = orders.provides.cheeseDeletion;
   ordersDeletion.account = orders.provides.accountDeletion;
@@ -160,6 +170,7 @@ export function createModules(
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
     log,
     onAttempt: metrics.provides.webhookAttempted,
+    clock,
   });
   // Nothing an OAuth grant created outlives it: the webhooks its tokens made go in the transaction that ends it.
   oauth.provides.onGrantsEnded(webhooks.provides.grantsEnded);
@@ -172,8 +183,10 @@ export function createModules(
     environment: config.env,
     retentionDays: outbox.provides.retentionDays,
     maxHeldPerAccount: config.eventsMaxHeldPerAccount,
+    watchIntervalMs: config.eventsWatchIntervalMs,
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
     warn: (message) => log(message, {}),
+    clock,
   });
   const dashboard = createDashboardModule({
     db,
@@ -189,8 +202,9 @@ export function createModules(
     orders: orders.provides.orders,
     oauthClients: identity.provides.oauthClients,
     grants: oauth.provides.grants,
+    clock,
   });
-  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, events, dashboard, metrics };
+  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log, clock }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, events, dashboard, metrics };
 }
 
 export function jobsOf(modules: Modules): Job[] {

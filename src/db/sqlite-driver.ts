@@ -2,6 +2,7 @@ import type { Database as SqliteConnection, Statement } from 'better-sqlite3';
 import { SelectQueryNode, SqliteDialect, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { CommitListeners } from './commit-signal.js';
+import { systemClock } from '../kernel/clock.js';
 
 const MAX_STATEMENTS = 500;
 /** A group commits once it holds this many transactions, or has been open this long. */
@@ -97,7 +98,7 @@ export class GroupCommitDriver implements Driver {
       // take it too: this process has one connection, so its transactions run one at a time
       // and share the group's lock anyway; it only orders them behind another process's writer.
       this.#run('begin immediate');
-      this.#group = { openedAt: Date.now(), members: [], inserted: new Set() };
+      this.#group = { openedAt: systemClock.now(), members: [], inserted: new Set() };
     }
     this.#guarded(() => this.#run(`savepoint ${MEMBER}`));
     lease.savepoint = MEMBER;
@@ -179,7 +180,7 @@ export class GroupCommitDriver implements Driver {
     if (lease.released) return;
     lease.released = true;
     const group = this.#group;
-    if (group && (group.members.length >= MAX_GROUP_SIZE || Date.now() - group.openedAt >= MAX_GROUP_MS)) this.#commitGroup();
+    if (group && (group.members.length >= MAX_GROUP_SIZE || systemClock.now() - group.openedAt >= MAX_GROUP_MS)) this.#commitGroup();
     const next = this.#waiting.shift();
     if (next) return next();
     this.#busy = false;

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestHook, RouteFilter, SendHook } from '../kernel/request-stage.js';
 import { LRUCache } from 'lru-cache';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -41,6 +42,8 @@ export class ResponseCache {
   constructor(
     readonly ttlMs: number,
     readonly maxBytes: number,
+    /** Entries' ages are read off it (the app's clock). */
+    readonly clock: Clock = systemClock,
   ) {
     this.#entries = new LRUCache<string, Entry>({
       // lru-cache refuses a zero bound; a disabled cache (no hooks then) keeps nothing anyway.
@@ -49,6 +52,7 @@ export class ResponseCache {
       ttl: ttlMs > 0 ? Math.ceil(ttlMs) : undefined,
       // Its default caches the clock for 1 ms behind a setTimeout: a timer per busy millisecond.
       ttlResolution: 0,
+      perf: clock,
     });
   }
 
@@ -93,7 +97,7 @@ export function readCacheStages(cache: ResponseCache): { applies: RouteFilter; l
   // unauthenticated. A hit answers without `next`.
   const lookup: RequestHook = (request, reply, next) => {
     if (request.method !== 'GET') return next();
-    const entry = cache.get(keyOf(request), Date.now());
+    const entry = cache.get(keyOf(request), cache.clock.now());
     if (!entry) {
       request.readCache = { hit: false, version: cache.version };
       return next();
@@ -110,7 +114,7 @@ export function readCacheStages(cache: ResponseCache): { applies: RouteFilter; l
       const value = reply.getHeader(name);
       if (value !== undefined) headers[name] = String(value);
     }
-    cache.set(keyOf(request), { payload: Buffer.from(payload, 'utf8'), headers, storedAt: Date.now() });
+    cache.set(keyOf(request), { payload: Buffer.from(payload, 'utf8'), headers, storedAt: cache.clock.now() });
     return payload;
   };
   return { applies: (route) => Boolean(route.config?.readCache), lookup, store: (request, reply, payload, next) => next(null, kept(request, reply, payload)) };

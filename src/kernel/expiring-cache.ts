@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { systemClock, type Clock } from './clock.js';
 
 /**
  * What was looked up lately (a resolved credential, an account's plan), trusted for `ttlMs`
@@ -9,7 +10,7 @@ import { LRUCache } from 'lru-cache';
 export class ExpiringCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
   readonly #entries: LRUCache<K, V> | undefined;
 
-  constructor(options: { ttlMs: number; max: number }) {
+  constructor(options: { ttlMs: number; max: number; clock?: Clock }) {
     if (options.ttlMs <= 0) return;
     this.#entries = new LRUCache<K, V>({
       // At most `max` entries counted as sizes of 1, not lru-cache's `max`: that one allocates
@@ -19,6 +20,8 @@ export class ExpiringCache<K extends NonNullable<unknown>, V extends NonNullable
       // An expired entry goes when next looked up: ttlAutopurge would keep a timer per entry,
       // and the default ttlResolution a timer per busy millisecond to cache the clock.
       ttlResolution: 0,
+      // lru-cache reads its TTLs off `perf.now()`: ours, so a test's clock expires entries.
+      perf: options.clock ?? systemClock,
     });
   }
 

@@ -83,6 +83,7 @@ describe('kill -9 of the single SQLite instance under order load', () => {
       load = new Load(instance.base, world, seed);
       const startedAt = Date.now();
       load.start();
+      // outside process: the cluster (HAProxy, PostgreSQL, instances) settles under its own timers.
       await sleep(3_000);
       const start = Date.now();
       // Orders in flight when the process dies: acknowledged ones must be on disk.
@@ -93,6 +94,7 @@ describe('kill -9 of the single SQLite instance under order load', () => {
       // The restart takes about a second and frees the keys the dead process held (SQLite has
       // one instance), so a retried order is served from then on, not a lease (10 s) later.
       const windows: FaultWindow[] = [{ name: 'kill -9 until the restart serves', start, end: Date.now() }];
+      // outside process: the cluster (HAProxy, PostgreSQL, instances) settles under its own timers.
       await sleep(7_000);
       await load.stop();
       // Read after the restart: the file as the new process recovered it.

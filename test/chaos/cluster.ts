@@ -152,6 +152,7 @@ export class Cluster {
     for (const instance of this.instances) if (!instance.running) instance.spawn();
     await Promise.all(this.instances.map((instance) => instance.ready(timeoutMs)));
     // rise 1, inter 500 ms: one good check puts it back.
+    // outside process: the private cluster's processes settle.
     await new Promise((r) => setTimeout(r, 1_200));
   }
 

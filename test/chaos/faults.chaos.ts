@@ -47,6 +47,7 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
       load.burst(cluster.instances[1]!.base, 12);
       await sleep(30);
       await cluster.instances[1]!.kill9();
+      // outside process: a fault injected into the private cluster (HAProxy, PostgreSQL, instances) runs for this long.
       await sleep(3_000);
       await cluster.instances[1]!.start();
       await cluster.waitAllReady();
@@ -81,6 +82,7 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
       const start = Date.now();
       pg.stopImmediate();
       try {
+        // outside process: a fault injected into the private cluster (HAProxy, PostgreSQL, instances) runs for this long.
         await sleep(5_000);
       } finally {
         await pg.start();
@@ -94,6 +96,7 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
     await run('pgblackhole', async ({ cluster, window }) => {
       const start = Date.now();
       await cluster.pgProxies[0]!.set({ kind: 'blackhole' });
+      // outside process: a fault injected into the private cluster (HAProxy, PostgreSQL, instances) runs for this long.
       await sleep(8_000);
       await cluster.pgProxies[0]!.set({ kind: 'pass' });
       await cluster.waitAllReady(30_000);
@@ -106,6 +109,7 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
       const start = Date.now();
       // 100 ms each way: every round trip to PostgreSQL takes 200 ms more.
       for (const proxy of cluster.pgProxies) await proxy.set({ kind: 'latency', ms: 100 });
+      // outside process: a fault injected into the private cluster (HAProxy, PostgreSQL, instances) runs for this long.
       await sleep(8_000);
       for (const proxy of cluster.pgProxies) await proxy.set({ kind: 'pass' });
       await cluster.waitAllReady(30_000);
@@ -120,6 +124,7 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
       const start = Date.now();
       redis.pause();
       try {
+        // outside process: a fault injected into the private cluster (HAProxy, PostgreSQL, instances) runs for this long.
         await sleep(6_000);
       } finally {
         redis.resume();
@@ -132,6 +137,7 @@ describe.skipIf(!privateServicesAvailable)('three instances behind HAProxy, unde
     // No fault window: the receiver is no part of any request's path.
     await run('receiverdown', async ({ cluster }) => {
       await cluster.sink.stop();
+      // outside process: a fault injected into the private cluster (HAProxy, PostgreSQL, instances) runs for this long.
       await sleep(8_000);
       await cluster.sink.start();
     });

@@ -120,6 +120,7 @@ describeWithCluster('PostgreSQL stopped and restarted under load (issue 20)', ()
       };
       const load = Promise.all([...Array.from({ length: 6 }, (_, n) => client(n)), probe()]);
 
+      // outside process: load on the app before the private PostgreSQL is stopped.
       await new Promise((r) => setTimeout(r, 1500));
       const stoppedAt = Date.now();
       cluster.stopImmediate();
@@ -130,6 +131,7 @@ describeWithCluster('PostgreSQL stopped and restarted under load (issue 20)', ()
       const deadline = Date.now() + 20_000;
       while (!readiness.some((r) => r.at > restartedAt && r.status === 200) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       const readyAgainAt = readiness.find((r) => r.at > restartedAt && r.status === 200)?.at;
+      // outside process: load on the app after the private PostgreSQL came back.
       await new Promise((r) => setTimeout(r, 1500));
       loading = false;
       await load;

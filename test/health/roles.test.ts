@@ -36,6 +36,7 @@ describe(`ROLE=api and ROLE=worker (${DIALECT})`, () => {
       expect(placed.status, placed.text).toBe(201);
       orderId = placed.body.id;
       // Ten capture delays and ten polls later: still placed, nothing sent.
+      // outside process: nothing may happen in the ROLE=api child process for a while: an absence has no condition to poll.
       await new Promise((r) => setTimeout(r, 2_000));
       expect((await api.http.get(`/v2/orders/${String(orderId)}`, { headers: auth })).body.status).toBe('placed');
       expect(receiver.at('/hook')).toEqual([]);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ManualClock } from '../../src/kernel/clock.js';
 import { apiKey, bearer } from '../helpers/http.js';
 import { hashKey } from '../../src/modules/identity/api-key.resolver.js';
 
@@ -59,12 +60,16 @@ describe('API keys', () => {
 
   it('refuses revoked and expired keys with 401', async () => {
     const admin = await t.key(['admin']);
-    const soon = new Date(Date.now() + 1500).toISOString();
-    const expiring = await t.http.post('/v2/api-keys', { headers: bearer(admin), json: { scopes: ['read:cheeses'], expiresAt: soon } });
+    // A key expiring in an hour, on a clock the test moves past it (its app's own).
+    const clock = new ManualClock();
+    const timed = await createTestApp({ config: { clock } });
+    const soon = new Date(clock.now() + 3_600_000).toISOString();
+    const expiring = await timed.http.post('/v2/api-keys', { headers: bearer(await timed.key(['admin'])), json: { scopes: ['read:cheeses'], expiresAt: soon } });
     expect(expiring.status).toBe(201);
-    expect((await t.http.get('/v2/cheeses', { headers: apiKey(expiring.body.key) })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1600));
-    const expired = await t.http.get('/v2/cheeses', { headers: apiKey(expiring.body.key) });
+    expect((await timed.http.get('/v2/cheeses', { headers: apiKey(expiring.body.key) })).status).toBe(200);
+    clock.advance(3_600_001);
+    const expired = await timed.http.get('/v2/cheeses', { headers: apiKey(expiring.body.key) });
+    await timed.close();
     expect(expired.status).toBe(401);
     expect(expired.body.message).toMatch(/expired/);
 

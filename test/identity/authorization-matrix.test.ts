@@ -4,6 +4,7 @@ import { apiKey, bearer } from '../helpers/http.js';
 import type { Scope } from '../../src/kernel/scopes.js';
 import { createHash } from 'node:crypto';
 import { authorizeThroughForms } from '../helpers/oauth.js';
+import { ManualClock } from '../../src/kernel/clock.js';
 
 /**
  * Every operation × every kind of credential → the exact status class. The operations come
@@ -126,14 +127,16 @@ async function signUpAndLogin(t: TestApp, username: string): Promise<string> {
   return (await t.http.post('/v2/customer/login', { json: { username, password: PASSWORD } })).body.token;
 }
 
+/** The dev app's time: it moves when the setup moves it (the expired key). */
+const devClock = new ManualClock();
 beforeAll(async () => {
-  [dev, production, sandbox] = await Promise.all([createTestApp({ seed: true }), createTestApp({ env: 'production' }), createTestApp({ env: 'sandbox' })]);
+  [dev, production, sandbox] = await Promise.all([createTestApp({ seed: true, config: { clock: devClock } }), createTestApp({ env: 'production' }), createTestApp({ env: 'sandbox' })]);
   c.admin = await dev.key(['admin']);
   c.reader = await dev.key(['read:cheeses']);
   const revoked = await dev.http.post('/v2/api-keys', { headers: bearer(c.admin), json: { scopes: ['admin'] } });
   c.revoked = revoked.body.key;
   expect((await dev.http.delete(`/v2/api-keys/${revoked.body.id}`, { headers: bearer(c.admin) })).status).toBe(204);
-  c.expired = (await dev.http.post('/v2/api-keys', { headers: bearer(c.admin), json: { scopes: ['admin'], expiresAt: new Date(Date.now() + 1500).toISOString() } })).body.key;
+  c.expired = (await dev.http.post('/v2/api-keys', { headers: bearer(c.admin), json: { scopes: ['admin'], expiresAt: new Date(devClock.now() + 1500).toISOString() } })).body.key;
   c.live = await production.key(['admin']);
   // OAuth: a client registered by staff; client-credentials tokens act as the staff account.
   const client = (await dev.http.post('/v2/oauth-clients', { headers: bearer(c.admin), json: { name: 'Matrix', type: 'confidential', grants: ['authorization_code', 'client_credentials'], scopes: ['admin', 'read:cheeses', 'read:profile', 'write:profile'], redirectUris: [REDIRECT] } })).body;
@@ -145,7 +148,8 @@ beforeAll(async () => {
   c.oauthExpired = await clientCredentials('admin');
   await dev.database.db.updateTable('oauth_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('token_hash', '=', createHash('sha256').update(c.oauthExpired).digest('hex')).execute();
   c.sandboxTest = await sandbox.key(['admin']);
-  await new Promise((resolve) => setTimeout(resolve, 1600));
+  // The expired key's 1.5 s pass on the dev app's clock (set past the wall's, where the expired OAuth token stands).
+  devClock.set(Date.now() + 1600);
 }, 60_000);
 afterAll(() => Promise.all([dev?.close(), production?.close(), sandbox?.close()]));
 

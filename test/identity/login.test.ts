@@ -1,11 +1,14 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ManualClock } from '../../src/kernel/clock.js';
 import { bearer } from '../helpers/http.js';
 
 let t: TestApp;
+// Login tokens last 2 s on this clock, which moves only when a test moves it.
+const clock = new ManualClock();
 beforeAll(async () => {
-  t = await createTestApp({ config: { loginTokenTtlSeconds: 2 } });
+  t = await createTestApp({ config: { loginTokenTtlSeconds: 2, clock } });
 });
 afterAll(() => t.close());
 
@@ -75,7 +78,7 @@ describe('login tokens', () => {
     for (const bad of [tampered, foreign, `${none}x`]) {
       expect((await t.http.get('/v2/api-keys', { headers: bearer(bad) })).status).toBe(401);
     }
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    clock.advance(2100);
     const expired = await t.http.get('/v2/api-keys', { headers: bearer(token) });
     expect(expired.status).toBe(401);
     expect(expired.body.message).toMatch(/expired/);

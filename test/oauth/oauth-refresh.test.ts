@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminTestApp, type TestApp } from '../helpers/app.js';
 import { bearer } from '../helpers/http.js';
 import { authorizeThroughForms } from '../helpers/oauth.js';
+import { ManualClock } from '../../src/kernel/clock.js';
 
 // What a client sees of refresh-token rotation (issue 16 §4), over real HTTP: the token
 // endpoint's answers, then whether the tokens still work on the API.
@@ -26,13 +27,14 @@ interface Party {
 let seq = 0;
 // A long interval, so a reuse here is always within it however slow the machine.
 let patient: TestApp;
-// One second, so the tests can outwait it.
+// One second, on a clock the test moves past it.
 let brief: TestApp;
+const briefClock = new ManualClock();
 
 beforeAll(async () => {
   [patient, brief] = await Promise.all([
     createAdminTestApp({ config: { oauthRefreshReuseIntervalSeconds: 60 } }).then(({ t }) => t),
-    createAdminTestApp({ config: { oauthRefreshReuseIntervalSeconds: 1 } }).then(({ t }) => t),
+    createAdminTestApp({ config: { oauthRefreshReuseIntervalSeconds: 1, clock: briefClock } }).then(({ t }) => t),
   ]);
 });
 afterAll(() => Promise.all([patient?.close(), brief?.close()]));
@@ -133,7 +135,7 @@ describe('a rotated refresh token presented again', () => {
     expect(first.status).toBe(200);
     const soon = await refresh(party, party.tokens.refresh_token);
     expect(soon.body.error_description).toMatch(JUST_USED);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    briefClock.advance(5_000);
     const replay = await refresh(party, party.tokens.refresh_token);
     expect([replay.status, replay.body.error]).toEqual([400, 'invalid_grant']);
     expect(replay.body.error_description).not.toMatch(JUST_USED);

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { columnTypes } from './dialect.js';
+import { systemClock } from '../../kernel/clock.js';
 
 /**
  * The event log (issue 21): the outbox becomes a log read in commit order by any number of
@@ -47,7 +48,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // Past the last row fanned out; on SQLite no undispatched row has a lower id (one writer, claimed in id order).
   await sql`insert into outbox_consumers (name, position_txid, position_id, updated_at)
-            select 'webhooks', 0, coalesce(max(id), 0), ${new Date().toISOString()} from outbox where dispatched_at is not null`.execute(db);
+            select 'webhooks', 0, coalesce(max(id), 0), ${systemClock.iso()} from outbox where dispatched_at is not null`.execute(db);
 
   await db.schema.dropIndex('outbox_undispatched_idx').execute();
   await db.schema.alterTable('outbox').dropColumn('dispatched_at').execute();

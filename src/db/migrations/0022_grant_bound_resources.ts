@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { columnTypes } from './dialect.js';
+import { systemClock } from '../../kernel/clock.js';
 
 /**
  * What a third-party app leaves behind (issue 28, decisions.md "Issue 28").
@@ -28,7 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('webhooks').addColumn('oauth_client_id', 'text').execute();
   await db.schema.createIndex('webhooks_oauth_grant_idx').on('webhooks').column('oauth_grant_id').execute();
 
-  const now = new Date().toISOString();
+  const now = systemClock.iso();
   await sql`update api_keys set revoked_at = ${now}, updated_at = ${now}
             where revoked_at is null
               and expires_at is not null and expires_at > ${now}

@@ -23,6 +23,7 @@ import { StockService } from './stock.service.js';
 import { StockRepository } from './stock.repository.js';
 import { CatalogueSeeder } from './catalogue.seeder.js';
 import { TaxonomyRepository } from './taxonomy.repository.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { CheeseDeletionPort, CheeseDirectory, CheeseProfile } from './catalogue.ports.js';
 export type { StockService, StockLine, StockSnapshot, ReservationProblem } from './stock.service.js';
@@ -46,6 +47,7 @@ export interface CatalogueOptions {
   cheeseDeletion: CheeseDeletionPort;
   /** Tells the other instances about catalogue changes, and them us (none: this instance only). */
   broadcast?: ChangeBroadcast;
+  clock?: Clock;
 }
 
 export interface CatalogueProvides {
@@ -62,6 +64,7 @@ export type CatalogueModule = FeatureModule<CatalogueProvides>;
 /** Cheeses, their categories, tags, images and stock (both forms of the interface). */
 export function createCatalogueModule(options: CatalogueOptions): CatalogueModule {
   const { db, outbox, publicUrl } = options;
+  const clock = options.clock ?? systemClock;
   const cheeseRepository = new CheeseRepository(db);
   const taxonomy = new TaxonomyRepository();
   const imageRepository = new ImageRepository(db);
@@ -88,11 +91,11 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
       app.addSchema(Category);
       app.addSchema(Tag);
       app.addSchema(Cheese);
-      await app.register(cheeseReadRoutes, { reader });
+      await app.register(cheeseReadRoutes, { reader, clock });
       await app.register(cheeseWriteRoutes, { cheeses, bulk });
       await app.register(imageRoutes, { images, imageWork: new BoundedWork(options.imageConcurrency, options.imageQueue) });
     },
-    jobs: [seasonOpeningJob({ db, cheeses: cheeseRepository, outbox })],
+    jobs: [seasonOpeningJob({ db, cheeses: cheeseRepository, outbox, clock })],
     provides: {
       changes,
       seeder: new CatalogueSeeder(db, cheeseRepository, taxonomy),

@@ -9,6 +9,7 @@ import { STATUSES, TAG_PATTERN } from './cheese.model.js';
 import { buildFilter, FIELD_NAMES, parseFields, parseList, parseSort, project } from './cheese.query.js';
 import type { CheesePage, CheeseReadService, ListRequest } from './cheese-read.service.js';
 import { toCsv } from './csv.codec.js';
+import { type Clock } from '../../kernel/clock.js';
 
 const tagPattern = new RegExp(TAG_PATTERN);
 const READ_ANY: AuthRequirement = { schemes: ['api_key', 'any_bearer'], scope: 'read:cheeses' };
@@ -75,7 +76,7 @@ function listRequest(query: ListQueryType, extraFilter: Partial<ListRequest['fil
   return { filter: { ...buildFilter(query, STATUSES, tagPattern), ...extraFilter }, sort, direction, cursor: query.cursor, limit: query.limit ?? 20 };
 }
 
-export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ reader: CheeseReadService }> = async (app, { reader }) => {
+export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ reader: CheeseReadService; clock: Clock }> = async (app, { reader, clock }) => {
   const listResponses = { 200: { ...CheeseList, description: 'A page of cheeses; `Accept: text/csv` returns CSV.' }, ...errorResponses(400, 401, 403) };
 
   app.get('/cheeses', {
@@ -87,7 +88,7 @@ export const cheeseReadRoutes: FastifyPluginAsyncTypebox<{ reader: CheeseReadSer
     config: { auth: READ_ANY, readCache: true, produces: PAGE_TYPES },
     schema: { tags: ['cheeses'], operationId: 'listSeasonalCheeses', summary: 'Seasonal cheeses available this month (2.4.0)', querystring: SeasonalQuery, response: listResponses },
   }, async (request, reply) => {
-    const month = request.query.month ?? new Date().getUTCMonth() + 1;
+    const month = request.query.month ?? clock.date().getUTCMonth() + 1;
     return sendPage(request, reply, await reader.list(listRequest(request.query, { availableInMonth: month })), request.query.fields);
   });
 

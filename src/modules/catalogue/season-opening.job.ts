@@ -4,6 +4,7 @@ import { SYSTEM_CONTEXT } from '../../kernel/change-context.js';
 import type { Job } from '../../kernel/module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { CheeseRepository } from './cheese.repository.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -12,12 +13,13 @@ const HOUR_MS = 60 * 60 * 1000;
  * opens, cheese.back_in_stock fires once per opening, whichever instance notices first.
  * `run(now)` announces the windows opening in the month of `now` (UTC).
  */
-export function seasonOpeningJob(options: { db: Kysely<DB>; cheeses: CheeseRepository; outbox: Outbox }): Job {
+export function seasonOpeningJob(options: { db: Kysely<DB>; cheeses: CheeseRepository; outbox: Outbox; clock?: Clock }): Job {
   const { db, cheeses, outbox } = options;
+  const clock = options.clock ?? systemClock;
   return {
     name: 'cheese.season_opened',
     everyMs: HOUR_MS,
-    run: (now = new Date()) => {
+    run: (now = clock.date()) => {
       const month = now.getUTCMonth() + 1;
       const previous = month === 1 ? 12 : month - 1;
       const yearMonth = `${now.getUTCFullYear()}-${String(month).padStart(2, '0')}`;

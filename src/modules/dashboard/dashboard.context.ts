@@ -8,6 +8,7 @@ import type { OrderService } from '../orders/orders.module.js';
 import type { OAuthGrantService } from '../oauth/oauth.module.js';
 import type { BucketUsage } from '../limits/limits.module.js';
 import type { WebhookService } from '../webhooks/webhooks.module.js';
+import { type Clock } from '../../kernel/clock.js';
 
 /** What the dashboard's pages are built from: other modules' services, reached through their entries. */
 export interface DashboardContext {
@@ -16,6 +17,8 @@ export interface DashboardContext {
   secureCookies: boolean;
   cookieName: string;
   cacheTemplates: boolean;
+  /** The app's clock (src/kernel/clock.ts); the system's when absent. */
+  clock?: Clock;
   sessions: BrowserSessionService;
   apiKeys: ApiKeyService;
   accounts: AccountService;

@@ -19,7 +19,7 @@ export type DashboardModule = FeatureModule<Record<string, never>>;
 
 /** The developer dashboard at /dashboard (issue 19): pages over the other modules' services; it offers nothing to them. */
 export function createDashboardModule({ db, ...options }: DashboardOptions): DashboardModule {
-  const revealLedger = new RevealLedger(new RevealRepository(db));
+  const revealLedger = new RevealLedger(new RevealRepository(db), options.clock);
   return {
     name: 'dashboard',
     rootRoutes: dashboardRoutes({

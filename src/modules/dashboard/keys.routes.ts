@@ -9,6 +9,7 @@ import { formatTime, listOf } from './format.js';
 import { revealOnce, takeReveal } from './reveal.js';
 import { credentialStepUpDue } from './credential-actions.js';
 import { stepUp, stepUpDue } from './step-up.js';
+import { systemClock } from '../../kernel/clock.js';
 
 const DAY_MS = 86_400_000;
 const EXPIRIES: Record<string, number | null> = { never: null, 7: 7 * DAY_MS, 30: 30 * DAY_MS, 90: 90 * DAY_MS };
@@ -31,6 +32,7 @@ const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MA
 /** The API keys page: list, create (shown once), roll, revoke (issue 19, page 2). */
 export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
   const { apiKeys } = context;
+  const clock = context.clock ?? systemClock;
   // Revoking a live key asks for the password after 10 minutes (in a test environment every key
   // is a test key); creating and rolling one are credential actions, guarded in every environment.
   const sensitive = context.environment === 'production';
@@ -38,7 +40,7 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
     const csrf = checkCsrf(scope);
 
     const keysOf = async (request: FastifyRequest) => {
-      const now = Date.now();
+      const now = clock.now();
       const records = await apiKeys.listAll(sessionOf(request).accountId);
       const keys = records.map((key) => ({
         id: key.id,
@@ -77,7 +79,7 @@ export function keyRoutes(context: DashboardContext): FastifyPluginAsync {
       const lifetime = EXPIRIES[body.expires];
       const created = await apiKeys.create(
         { accountId: session.accountId, role: session.role },
-        { name: body.name.trim() || null, scopes: scopes as Scope[], expiresAt: lifetime ? new Date(Date.now() + lifetime).toISOString() : null },
+        { name: body.name.trim() || null, scopes: scopes as Scope[], expiresAt: lifetime ? new Date(clock.now() + lifetime).toISOString() : null },
         session.principal,
       );
       await revealOnce(context, request, reply, { label: `Your new key "${created.name ?? ''}"`, secret: created.key });

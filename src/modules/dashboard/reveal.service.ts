@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 import type { RevealRepository } from './reveal.repository.js';
 
 /** How long a reveal waits for its page: the redirect's GET follows at once. */
@@ -12,22 +13,25 @@ const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
  * so a replayed cookie (or two pages at once) finds it spent.
  */
 export class RevealLedger {
-  constructor(private readonly reveals: RevealRepository) {}
+  constructor(
+    private readonly reveals: RevealRepository,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** A new reveal of this session; answers its id, to seal with the secret. */
-  async open(sessionId: number, now = new Date()): Promise<string> {
+  async open(sessionId: number, now = this.clock.date()): Promise<string> {
     const id = randomBytes(24).toString('base64url');
     await this.reveals.create(hashOf(id), sessionId, now.toISOString(), new Date(now.getTime() + REVEAL_SECONDS * 1000).toISOString());
     return id;
   }
 
   /** True once: for the first caller, within its time, from its session. */
-  consume(id: string, sessionId: number, now = new Date()): Promise<boolean> {
+  consume(id: string, sessionId: number, now = this.clock.date()): Promise<boolean> {
     return this.reveals.consume(hashOf(id), sessionId, now.toISOString());
   }
 
   /** Rows past their end (an hourly job). */
-  prune(now = new Date()): Promise<number> {
+  prune(now = this.clock.date()): Promise<number> {
     return this.reveals.deleteEnded(now.toISOString());
   }
 }

@@ -9,6 +9,7 @@ import { formatTime } from './format.js';
 import { revealOnce, takeReveal } from './reveal.js';
 import { stepUp, stepUpDue, type Confirmation } from './step-up.js';
 import { attemptStatus, eventGroups, eventsText, presentAttempt, queryOf, readWebhookForm, SENSITIVE, webhookStatus, type WebhookForm } from './webhook-views.js';
+import { systemClock } from '../../kernel/clock.js';
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const ActionForm = Type.Object({ _csrf: Type.String(), password: Type.Optional(Type.String({ maxLength: 1000 })) });
@@ -33,6 +34,7 @@ const RECENT = 10;
  */
 export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
   const { webhooks } = context;
+  const clock = context.clock ?? systemClock;
   return async (scope) => {
     const csrf = checkCsrf(scope);
     await scope.register(deliveryRoutes(context));
@@ -115,7 +117,7 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
           status: webhookStatus(webhook),
           events: eventsText(webhook.events),
           created: formatTime(webhook.createdAt),
-          previousSecretUntil: webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > Date.now() ? formatTime(webhook.previousSecretExpiresAt) : null,
+          previousSecretUntil: webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > clock.now() ? formatTime(webhook.previousSecretExpiresAt) : null,
         },
         staff: session.role === 'admin',
         ...reveal,

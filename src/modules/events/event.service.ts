@@ -6,6 +6,7 @@ import { EVENT_TYPES, eventIdTime, eventJson, requiredScope, type EventType, typ
 import { EventGoneError } from './event.errors.js';
 import type { DeliveryStatusPort } from './events.ports.js';
 import type { LogWatcher, RowFilter } from './log-watcher.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const MAX_TYPES = 20;
 const CURSOR_KIND = 'events';
@@ -54,8 +55,12 @@ const matches = (pattern: string, type: string) => pattern === '*' || (pattern.e
  */
 export class EventService {
   constructor(
-    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number; watcher: LogWatcher },
+    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number; watcher: LogWatcher; clock?: Clock },
   ) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   /**
    * A page of the log. With `waitSeconds` and nothing visible past `after`, the answer waits
@@ -160,7 +165,7 @@ export class EventService {
     const row = await this.options.log.byEventId(eventId, this.options.environment);
     if (row && this.#maySee(principal, row)) return row;
     const recordedAt = eventIdTime(eventId);
-    if (!row && recordedAt !== undefined && recordedAt < Date.now() - this.options.retentionDays * 86_400_000) {
+    if (!row && recordedAt !== undefined && recordedAt < this.#clock.now() - this.options.retentionDays * 86_400_000) {
       throw new EventGoneError(`Event ${eventId} is older than the log keeps (${this.options.retentionDays} days): it has been pruned. Start again without after, or from a newer event.`);
     }
     throw new NotFoundError(`Event ${eventId} not found.`);

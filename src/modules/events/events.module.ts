@@ -6,6 +6,7 @@ import { eventRoutes } from './event.routes.js';
 import { EventService } from './event.service.js';
 import type { DeliveryStatusPort } from './events.ports.js';
 import { LogWatcher } from './log-watcher.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { DeliveryStatusPort } from './events.ports.js';
 
@@ -20,9 +21,12 @@ export interface EventsOptions {
   retentionDays: number;
   /** EVENTS_MAX_HELD_PER_ACCOUNT: long polls (`wait`) of one account held at once on this instance. */
   maxHeldPerAccount: number;
+  /** How often the watcher reads the head while requests are held (WATCH_INTERVAL_MS by default). */
+  watchIntervalMs?: number;
   /** Subscribes to commits that added outbox rows (the database's commit signal): wakes held requests at once. */
   afterOutboxCommit?: (listener: () => void) => () => void;
   warn?: (message: string) => void;
+  clock?: Clock;
 }
 
 export type EventsModule = FeatureModule<{
@@ -33,15 +37,17 @@ export type EventsModule = FeatureModule<{
 
 /** The event log, GET /v2/events (issue 21): no tables of its own. */
 export function createEventsModule(options: EventsOptions): EventsModule {
+  const clock = options.clock ?? systemClock;
   let lastWarning = 0;
   const watcher = new LogWatcher({
     log: options.log,
     afterOutboxCommit: options.afterOutboxCommit,
     maxHeldPerAccount: options.maxHeldPerAccount,
+    intervalMs: options.watchIntervalMs,
     onError: (error) => {
       // At most one line a minute while the database fails: held requests end at their deadline meanwhile.
-      if (Date.now() - lastWarning < 60_000) return;
-      lastWarning = Date.now();
+      if (clock.now() - lastWarning < 60_000) return;
+      lastWarning = clock.now();
       options.warn?.(`event log watcher: ${error instanceof Error ? error.message : String(error)}`);
     },
   });

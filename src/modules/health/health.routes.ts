@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import type { Database } from '../../db/database.js';
 import type { Readiness } from './readiness.js';
+import { type Clock } from '../../kernel/clock.js';
 
 const Check = Type.Object({
   status: Type.Enum(['up', 'down']),
@@ -25,8 +26,8 @@ const Probe = Type.Object({
 /** The paths a `ROLE=worker` instance serves, and the ones a load balancer or orchestrator probes. */
 export const PROBE_PATHS = ['/v2/health/live', '/v2/health/ready'] as const;
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database; version: string; environment: string; readiness: Readiness }> = async (app, opts) => {
-  const startedAt = Date.now();
+export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database; version: string; environment: string; readiness: Readiness; clock: Clock }> = async (app, opts) => {
+  const startedAt = opts.clock.now();
   app.get(
     '/health',
     {
@@ -56,7 +57,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database; versi
         status: ok ? 'ok' : 'unavailable',
         version: opts.version,
         environment: opts.environment,
-        uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+        uptimeSeconds: Math.round((opts.clock.now() - startedAt) / 1000),
         checks: { database },
       });
     },

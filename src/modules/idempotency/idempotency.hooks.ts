@@ -6,6 +6,7 @@ import type { DB } from '../../db/schema.js';
 import { ConflictError, InvalidRequestError, ValidationFailedError } from '../../kernel/errors.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 import type { HeldKeys } from './idempotency.leases.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,6 +33,7 @@ export interface IdempotencyOptions {
   ttlMs: number;
   /** The keys of this instance's running requests, renewed while they run (their lease: `leases.leaseMs`). */
   leases: HeldKeys;
+  clock?: Clock;
 }
 
 /** JSON with every object's keys sorted: the same body with its keys reordered is the same request. */
@@ -77,6 +79,7 @@ function credentialOf(request: FastifyRequest): string {
  */
 export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
   const { keys, leases } = options;
+  const clock = options.clock ?? systemClock;
   const { leaseMs } = leases;
   const routes: RouteFilter = (route) => Boolean(route.config?.idempotent);
 
@@ -90,7 +93,7 @@ export function idempotencyStages(options: IdempotencyOptions): ModuleStage[] {
     const credential = credentialOf(request);
     const print = fingerprint(request);
     for (let attempt = 0; attempt < 4; attempt++) {
-      const now = Date.now();
+      const now = clock.now();
       const id = await keys.claim({ scope, key: header, fingerprint: print, credential, accountId: request.principal?.accountId ?? null, now: new Date(now).toISOString(), leaseMs, expiresAt: new Date(now + options.ttlMs).toISOString() });
       if (id !== undefined) {
         own(request, id);

@@ -6,6 +6,7 @@ import { DEFAULT_LEASE_MS, HeldKeys } from './idempotency.leases.js';
 
 import { idempotencyStages } from './idempotency.hooks.js';
 import { documentIdempotency } from './idempotency.openapi.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface IdempotencyProvides {
   keys: IdempotencyRepository;
@@ -16,14 +17,15 @@ export interface IdempotencyProvides {
 export type IdempotencyModule = FeatureModule<IdempotencyProvides>;
 
 /** Idempotency-Key: its stages in the request pipeline, its records, and the job that forgets them once their time is up. */
-export function createIdempotencyModule(options: { db: Kysely<DB>; ttlMs: number; leaseMs?: number | undefined; log?: (message: string, details: Record<string, unknown>) => void }): IdempotencyModule {
-  const keys = new IdempotencyRepository(options.db);
+export function createIdempotencyModule(options: { db: Kysely<DB>; ttlMs: number; leaseMs?: number | undefined; log?: (message: string, details: Record<string, unknown>) => void; clock?: Clock }): IdempotencyModule {
+  const clock = options.clock ?? systemClock;
+  const keys = new IdempotencyRepository(options.db, clock);
   const leases = new HeldKeys(keys, options.leaseMs ?? DEFAULT_LEASE_MS, options.log);
   return {
     name: 'idempotency',
-    jobs: [{ name: 'idempotency-key-pruning', everyMs: 3_600_000, run: (now = new Date()) => keys.deleteExpired(now.toISOString()) }],
+    jobs: [{ name: 'idempotency-key-pruning', everyMs: 3_600_000, run: (now = clock.date()) => keys.deleteExpired(now.toISOString()) }],
     // Replays before the handler, records as the answer is sent, on the routes that declare `config.idempotent`.
-    stages: idempotencyStages({ keys, ttlMs: options.ttlMs, leases }),
+    stages: idempotencyStages({ keys, ttlMs: options.ttlMs, leases, clock }),
     documents: documentIdempotency,
     provides: { keys, leases },
   };

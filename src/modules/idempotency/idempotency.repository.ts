@@ -4,6 +4,7 @@ import { toBool } from '../../db/columns.js';
 import { isPostgres } from '../../db/dialect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { ConflictError } from '../../kernel/errors.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** Ids per renewal or release statement: far below either database's limit on parameters. */
 const IDS_PER_STATEMENT = 500;
@@ -49,16 +50,19 @@ export interface StoredKey {
 export class IdempotencyRepository {
   readonly #postgres: boolean;
 
-  constructor(private readonly db: Kysely<DB>) {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.#postgres = isPostgres(db);
   }
 
   #now(): RawBuilder<string> {
-    return this.#postgres ? sql<string>`now()` : sql<string>`${new Date().toISOString()}`;
+    return this.#postgres ? sql<string>`now()` : sql<string>`${this.clock.iso()}`;
   }
 
   #leaseEnd(leaseMs: number): RawBuilder<string> {
-    return this.#postgres ? sql<string>`now() + cast(${Math.round(leaseMs)} as integer) * interval '1 millisecond'` : sql<string>`${new Date(Date.now() + leaseMs).toISOString()}`;
+    return this.#postgres ? sql<string>`now() + cast(${Math.round(leaseMs)} as integer) * interval '1 millisecond'` : sql<string>`${new Date(this.clock.now() + leaseMs).toISOString()}`;
   }
 
   /** Claims the key for a first request, locked for `leaseMs`; undefined when it is already recorded (the unique constraint decides races). */

@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely';
-import { nowIso } from '../../db/columns.js';
 import type { DB } from '../../db/schema.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
@@ -11,6 +10,7 @@ import type { BrowserSessionRepository } from './browser-session.repository.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { CredentialRevocations } from './credential-revocations.js';
 import { generatePassword, hashPassword, verifyPassword } from './password.hash.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { AccountRecord } from './account.repository.js';
 
@@ -54,8 +54,13 @@ export class AccountService {
       browserSessions: BrowserSessionRepository;
       keys: ApiKeyRepository;
       revocations: CredentialRevocations;
+      clock?: Clock;
     },
   ) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   /**
    * Creates the first admin from the environment if it does not exist yet. Idempotent.
@@ -146,7 +151,7 @@ export class AccountService {
     const outcome = await db.transaction().execute(async (trx) => {
       const { account, passwordHash: current } = await this.#credentialsByUsername(trx, username);
       if (current !== before.passwordHash) throw new ConflictError('The account\'s password changed meanwhile: nothing was changed; run the command again.');
-      await trx.updateTable('accounts').set({ password_hash: passwordHash, updated_at: nowIso() }).where('id', '=', account.id).execute();
+      await trx.updateTable('accounts').set({ password_hash: passwordHash, updated_at: this.#clock.iso() }).where('id', '=', account.id).execute();
       return { accountId: account.id, ...(await this.#endCredentialsOnPasswordChange(trx, account.id, null)) };
     });
     // Awaited: the operator's CLI must have told the running instances before it exits.
@@ -163,7 +168,7 @@ export class AccountService {
 
   /** What a new password ends: the account's login sessions (but `keep`), its dashboard sign-ins (counted with them) and its OAuth grants. */
   async #endCredentialsOnPasswordChange(trx: Transaction<DB>, accountId: number, keep: number | null): Promise<{ loginSessionsEnded: number; oauthGrantsRevoked: number }> {
-    const now = new Date().toISOString();
+    const now = this.#clock.iso();
     const loginSessionsEnded = (await this.options.sessions.revokeAllOf(trx, accountId, keep, now)) + (await this.options.browserSessions.deleteAllOf(trx, accountId));
     let oauthGrantsRevoked = 0;
     for (const listener of this.#passwordChangeListeners) oauthGrantsRevoked += await listener(trx, accountId, now);
@@ -172,7 +177,7 @@ export class AccountService {
 
   /** The account's API keys that are still valid: what a password change leaves working. */
   activeKeysOf(accountId: number): Promise<ApiKeyRecord[]> {
-    return this.options.keys.listActive(accountId, new Date().toISOString());
+    return this.options.keys.listActive(accountId, this.#clock.iso());
   }
 
   /** Other modules' credentials (OAuth grants) end in the transaction of a password change. */

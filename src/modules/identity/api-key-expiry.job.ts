@@ -4,17 +4,19 @@ import { SYSTEM_CONTEXT } from '../../kernel/change-context.js';
 import type { Job } from '../../kernel/module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const EXPIRY_WARNING_MS = 7 * 24 * HOUR_MS;
 
 /** Records api_key.expiring once for each active key expiring within 7 days (decisions §6). */
-export function apiKeyExpiryJob(options: { db: Kysely<DB>; keys: ApiKeyRepository; outbox: Outbox }): Job {
+export function apiKeyExpiryJob(options: { db: Kysely<DB>; keys: ApiKeyRepository; outbox: Outbox; clock?: Clock }): Job {
   const { db, keys, outbox } = options;
+  const clock = options.clock ?? systemClock;
   return {
     name: 'api_key.expiring',
     everyMs: HOUR_MS,
-    run: (now = new Date()) =>
+    run: (now = clock.date()) =>
       db.transaction().execute(async (trx) => {
         const horizon = new Date(now.getTime() + EXPIRY_WARNING_MS).toISOString();
         const expiring = await keys.claimExpiring(trx, now.toISOString(), horizon);

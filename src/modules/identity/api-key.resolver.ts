@@ -7,6 +7,7 @@ import { parseScopes } from '../../kernel/scopes.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
 import type { Revocation, RevocationHandler } from './credential-revocations.js';
 import type { KeyEnvironment } from './identity.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const KEY_PATTERN = /^sk_(live|test)_[A-Za-z0-9_-]{43}$/;
 // last_used_at is informative; writing it on every request would make reads into writes.
@@ -25,7 +26,7 @@ export function hashKey(key: string): string {
 export class ApiKeyResolver implements CredentialResolver, RevocationHandler {
   readonly kind = 'api_key' as const;
   /** Keys whose last_used_at was written lately, so that it is written at most every interval. */
-  readonly #touched = new ExpiringCache<number, true>({ ttlMs: TOUCH_INTERVAL_MS, max: MAX_CACHED_KEYS });
+  readonly #touched: ExpiringCache<number, true>;
   /**
    * Resolved keys by hash, for `cacheTtlMs`: authentication without a query per request. A
    * revocation applies at once on every instance (CredentialRevocations calls `drop`); the
@@ -35,9 +36,14 @@ export class ApiKeyResolver implements CredentialResolver, RevocationHandler {
   readonly #resolved: ExpiringCache<string, Principal>;
 
   constructor(
-    private readonly options: { keys: ApiKeyRepository; environment: CheeseEnv; cacheTtlMs: number },
+    private readonly options: { keys: ApiKeyRepository; environment: CheeseEnv; cacheTtlMs: number; clock?: Clock },
   ) {
-    this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_KEYS });
+    this.#touched = new ExpiringCache<number, true>({ ttlMs: TOUCH_INTERVAL_MS, max: MAX_CACHED_KEYS, clock: options.clock });
+    this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_KEYS, clock: options.clock });
+  }
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
   }
 
   claims(credential: PresentedCredential): boolean {
@@ -57,7 +63,7 @@ export class ApiKeyResolver implements CredentialResolver, RevocationHandler {
     }
     // Looked up by the SHA-256 of the key: the secret itself is never compared, so timing reveals nothing about it.
     const hash = hashKey(credential.token);
-    const now = Date.now();
+    const now = this.#clock.now();
     const cached = this.#resolved.get(hash);
     if (cached) {
       if (cached.credential.expiresAt !== null && cached.credential.expiresAt <= now) throw new UnauthorizedError('The API key has expired.');

@@ -8,6 +8,7 @@ import type { BrowserSessionRepository } from './browser-session.repository.js';
 
 export type { BrowserSession } from '../../kernel/browser-session.js';
 import type { LoginService } from './login.service.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface BrowserSessionSettings {
   /** A session unused for this long ends. */
@@ -41,15 +42,20 @@ export class BrowserSessionService {
       bruteForce: BruteForceGuard;
       environment: CheeseEnv;
       settings: BrowserSessionSettings;
+      clock?: Clock;
     },
   ) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   get settings(): BrowserSessionSettings {
     return this.options.settings;
   }
 
   /** Checks the password under the login guard (429 when over it) and opens a session. */
-  async signIn(username: string, password: string, ip: string, now = new Date()): Promise<SignInOutcome> {
+  async signIn(username: string, password: string, ip: string, now = this.#clock.date()): Promise<SignInOutcome> {
     const attempt = await this.options.bruteForce('login', ip, username);
     const account = username && password ? await this.options.logins.verify(username, password) : undefined;
     if (!account) return { signedIn: false };
@@ -61,7 +67,7 @@ export class BrowserSessionService {
   }
 
   /** The session this cookie value opens, if it is neither idle too long nor past its end. */
-  async resolve(token: string | undefined, now = new Date()): Promise<BrowserSession | undefined> {
+  async resolve(token: string | undefined, now = this.#clock.date()): Promise<BrowserSession | undefined> {
     if (!token || token.length > 100) return undefined;
     const row = await this.options.sessions.findByHash(hashOf(token), now.toISOString());
     if (!row) return undefined;
@@ -75,12 +81,12 @@ export class BrowserSessionService {
   }
 
   /** Whether a sensitive action needs the password again first. */
-  needsStepUp(session: BrowserSession, now = new Date()): boolean {
+  needsStepUp(session: BrowserSession, now = this.#clock.date()): boolean {
     return now.getTime() - Date.parse(session.authenticatedAt) > this.options.settings.stepUpAfterMs;
   }
 
   /** The password given again (under the login guard): true when it is right, and the session is fresh again. */
-  async stepUp(session: BrowserSession, password: string, ip: string, now = new Date()): Promise<boolean> {
+  async stepUp(session: BrowserSession, password: string, ip: string, now = this.#clock.date()): Promise<boolean> {
     const attempt = await this.options.bruteForce('login', ip, session.username);
     const account = password ? await this.options.logins.verify(session.username, password) : undefined;
     if (!account || account.id !== session.accountId) return false;
@@ -94,7 +100,7 @@ export class BrowserSessionService {
   }
 
   /** Ends sessions past their end or idle too long (an hourly job). */
-  prune(now = new Date()): Promise<number> {
+  prune(now = this.#clock.date()): Promise<number> {
     return this.options.sessions.pruneEnded(now.toISOString(), new Date(now.getTime() - this.options.settings.idleMs).toISOString());
   }
 

@@ -25,6 +25,7 @@ import { oauthClientRoutes } from './oauth-client.routes.js';
 import { accountPlanRoutes } from './account-plan.routes.js';
 import { OAuthClientService } from './oauth-client.service.js';
 import type { AccountDirectory, OAuthClientDirectory } from './identity.ports.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { AccountService } from './account.service.js';
 export { MAX_ACTIVE_KEYS, type ApiKeyService } from './api-key.service.js';
@@ -53,6 +54,7 @@ export interface IdentityOptions {
   browserSessions: BrowserSessionSettings;
   /** Tells the other instances about revoked credentials, and them us (none: this instance only). */
   broadcast?: ChangeBroadcast;
+  clock?: Clock;
 }
 
 export interface IdentityProvides {
@@ -78,21 +80,22 @@ export type IdentityModule = FeatureModule<IdentityProvides>;
 /** Accounts and the credentials that stand for them: API keys and login tokens; the OAuth clients the oauth module serves (its access tokens are resolved there). */
 export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const { db, environment, outbox } = options;
+  const clock = options.clock ?? systemClock;
   const keys = new ApiKeyRepository(db);
   const revocations = new CredentialRevocations(options.broadcast);
-  const resolver = new ApiKeyResolver({ keys, environment, cacheTtlMs: options.authCacheTtlMs });
+  const resolver = new ApiKeyResolver({ keys, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(resolver);
   const apiKeys = new ApiKeyService({ db, keys, environment, revocations });
   const accounts = new AccountRepository(db);
   const sessions = new LoginSessionRepository(db);
-  const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs });
+  const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(loginTokens);
-  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds });
+  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds, clock });
   const clientRows = new OAuthClientRepository(db);
   const oauthClients = new OAuthClientService(clientRows);
   const browserSessionRows = new BrowserSessionRepository(db);
-  const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions });
-  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations });
+  const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions, clock });
+  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations, clock });
   const directory: AccountDirectory = {
     usernamesOf: (executor, ids) => accounts.usernamesOf(executor, ids),
     idOfUsername: (executor, username) => accounts.idOfUsername(executor, username),
@@ -112,7 +115,7 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
       await app.register(oauthClientRoutes, { clients: oauthClients });
       await app.register(accountPlanRoutes, { accounts: accountService });
     },
-    jobs: [apiKeyExpiryJob({ db, keys, outbox }), { name: 'browser-session-pruning', everyMs: 3_600_000, run: (now) => browserSessions.prune(now) }],
+    jobs: [apiKeyExpiryJob({ db, keys, outbox, clock }), { name: 'browser-session-pruning', everyMs: 3_600_000, run: (now) => browserSessions.prune(now) }],
     provides: { credentialResolvers: [resolver, loginTokens], accounts: accountService, directory, apiKeys, oauthClients, clientDirectory, logins, browserSessions, revocations },
   };
 }

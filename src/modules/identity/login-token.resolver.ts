@@ -7,6 +7,7 @@ import type { CredentialResolver, PresentedCredential, Principal } from '../../k
 import { ROLE_SCOPES } from '../../kernel/scopes.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { Revocation, RevocationHandler } from './credential-revocations.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const AUDIENCE = 'fromagerie-api';
@@ -22,6 +23,7 @@ export interface LoginTokenOptions {
   environment: CheeseEnv;
   /** How long a verified token is trusted without looking at its session (0 = never). */
   cacheTtlMs: number;
+  clock?: Clock;
 }
 
 /**
@@ -36,7 +38,11 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
 
   constructor(private readonly options: LoginTokenOptions) {
     this.#key = new Uint8Array(hkdfSync('sha256', options.appSecret, '', 'fromagerie login token v1', 32));
-    this.#verified = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS });
+    this.#verified = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS, clock: options.clock });
+  }
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
   }
 
   claims(credential: PresentedCredential): boolean {
@@ -49,18 +55,18 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
       .setSubject(String(session.accountId))
       .setIssuer(this.options.issuer)
       .setAudience(AUDIENCE)
-      .setIssuedAt()
+      .setIssuedAt(Math.floor(this.#clock.now() / 1000))
       .setExpirationTime(Math.floor(session.expiresAt.getTime() / 1000))
       .sign(this.#key);
   }
 
   async resolve(credential: PresentedCredential): Promise<Principal> {
-    const now = Date.now();
+    const now = this.#clock.now();
     const cached = this.#verified.get(credential.token);
     if (cached && (cached.credential.expiresAt ?? Infinity) > now) return cached;
     let claims: { sid?: unknown; env?: unknown; exp?: number };
     try {
-      ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'] }));
+      ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'], currentDate: new Date(now) }));
     } catch (error) {
       throw new UnauthorizedError(error instanceof joseErrors.JWTExpired ? 'The login token has expired; log in again.' : 'The login token is invalid.');
     }

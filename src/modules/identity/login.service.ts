@@ -6,6 +6,7 @@ import type { LoginSessionRepository } from './login-session.repository.js';
 import type { LoginTokenResolver } from './login-token.resolver.js';
 import type { CredentialRevocations } from './credential-revocations.js';
 import { hashPassword, verifyPassword } from './password.hash.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface LoginToken {
   token: string;
@@ -20,7 +21,7 @@ export class LoginService {
   readonly #decoyHash: Promise<string>;
 
   constructor(
-    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; revocations: CredentialRevocations; tokenTtlSeconds: number },
+    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; revocations: CredentialRevocations; tokenTtlSeconds: number; clock?: Clock },
   ) {
     this.#decoyHash = hashPassword("decoy password, never anyone's");
   }
@@ -32,10 +33,14 @@ export class LoginService {
     return account && matches ? { id: account.id, username: account.username, role: account.role } : undefined;
   }
 
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
+
   async login(username: string, password: string): Promise<LoginToken> {
     const account = await this.verify(username, password);
     if (!account) throw new UnauthorizedError(INVALID_LOGIN);
-    const now = new Date();
+    const now = this.#clock.date();
     const expiresAt = new Date(now.getTime() + this.options.tokenTtlSeconds * 1000);
     const sessionId = await this.options.sessions.create(account.id, expiresAt.toISOString(), now.toISOString());
     const token = await this.options.tokens.sign({ sessionId, accountId: account.id, expiresAt });
@@ -46,7 +51,7 @@ export class LoginService {
   async logout(principal: Principal): Promise<void> {
     if (principal.credential.kind !== 'login_token') throw new UnauthorizedError('Log out with the login token itself.');
     const sessionId = principal.credential.id;
-    await this.options.sessions.revoke(sessionId, new Date().toISOString());
+    await this.options.sessions.revoke(sessionId, this.#clock.iso());
     await this.options.revocations.revoked({ kind: 'login_session', id: sessionId });
   }
 }

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { countBounded } from '../../kernel/expiring-cache.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 import { takeAll, type BucketSpec, type BucketState } from './bucket.rules.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
 
@@ -26,15 +27,18 @@ export class MemoryBucketStore implements BucketStore {
   /** Per name, its few latest addresses (a plain Map, oldest first: KNOWN_PER_NAME of them). */
   readonly #known: LRUCache<string, Map<string, number>>;
 
-  constructor(maxEntries = 100_000) {
+  constructor(
+    maxEntries = 100_000,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.#states = new LRUCache({ ...countBounded(maxEntries) });
     // Every address of a name is forgotten KNOWN_FOR_MS after the last success: so is the name.
-    this.#known = new LRUCache({ ...countBounded(maxEntries), ttl: KNOWN_FOR_MS, ttlResolution: 0 });
+    this.#known = new LRUCache({ ...countBounded(maxEntries), ttl: KNOWN_FOR_MS, ttlResolution: 0, perf: clock });
   }
 
   /** Synchronous: on every request, a promise here cost more than the arithmetic. */
   take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken {
-    const now = Date.now();
+    const now = this.clock.now();
     const result = takeAll(keys.map((key) => this.#states.get(key)), specs, now, cost);
     keys.forEach((key, i) => this.#states.set(key, { tokens: result.tokens[i]!, at: now }));
     return result;
@@ -42,18 +46,18 @@ export class MemoryBucketStore implements BucketStore {
 
   /** What the shared store answered, so a fallback goes on from there rather than from full buckets. */
   record(keys: readonly string[], tokens: readonly number[]): void {
-    const now = Date.now();
+    const now = this.clock.now();
     keys.forEach((key, i) => this.#states.set(key, { tokens: tokens[i]!, at: now }));
   }
 
   knows(key: string, member: string): boolean {
-    return isKnown(this.#known.get(key)?.get(member), Date.now());
+    return isKnown(this.#known.get(key)?.get(member), this.clock.now());
   }
 
   remember(key: string, member: string): void {
     const members = this.#known.get(key) ?? new Map<string, number>();
     members.delete(member);
-    members.set(member, Date.now());
+    members.set(member, this.clock.now());
     if (members.size > KNOWN_PER_NAME) members.delete(members.keys().next().value!);
     this.#known.set(key, members);
   }
@@ -85,7 +89,7 @@ const LOCAL_AFTER_FAILURE_MS = 5000;
  * per instance, nor one that resets while Redis is away.
  */
 export class SharedOrLocalStore implements BucketStore {
-  readonly #local = new MemoryBucketStore();
+  readonly #local: MemoryBucketStore;
   #sharedDownUntil = 0;
   #lastWarning = 0;
   readonly counts: LimitCounts = { fallbacks: 0, failClosed: 0, refusals: 0 };
@@ -93,7 +97,10 @@ export class SharedOrLocalStore implements BucketStore {
   constructor(
     private readonly shared: BucketStore | undefined,
     private readonly warn: (message: string) => void,
-  ) {}
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.#local = new MemoryBucketStore(undefined, clock);
+  }
 
   take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Taken | Promise<Taken> {
     // No closure on the local path: it runs on every request.
@@ -144,7 +151,7 @@ export class SharedOrLocalStore implements BucketStore {
   }
 
   #sharedUp(): boolean {
-    return this.shared !== undefined && Date.now() >= this.#sharedDownUntil;
+    return this.shared !== undefined && this.clock.now() >= this.#sharedDownUntil;
   }
 
   /** A check (cost 1) or a give-back (-1) on this instance's buckets in place of Redis's; a look (0) decides nothing. */
@@ -162,9 +169,10 @@ export class SharedOrLocalStore implements BucketStore {
 
   /** Serve on this instance's buckets for a few seconds, then try Redis again. */
   #failed(error: unknown): void {
-    this.#sharedDownUntil = Date.now() + LOCAL_AFTER_FAILURE_MS;
-    if (Date.now() - this.#lastWarning > 30_000) {
-      this.#lastWarning = Date.now();
+    const now = this.clock.now();
+    this.#sharedDownUntil = now + LOCAL_AFTER_FAILURE_MS;
+    if (now - this.#lastWarning > 30_000) {
+      this.#lastWarning = now;
       this.warn(`Redis unreachable for rate limits (${error instanceof Error ? error.message : String(error)}): counting on this instance only until it answers; logins and token requests are refused (503) meanwhile`);
     }
   }

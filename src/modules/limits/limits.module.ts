@@ -5,6 +5,7 @@ import { RateLimiter, type RateLimitSettings } from './rate-limiter.js';
 import { RedisBucketStore } from './redis.store.js';
 import { documentRateLimits, rateLimitStages } from './rate-limit.hooks.js';
 import type { Plan } from '../../kernel/plans.js';
+import type { Clock } from '../../kernel/clock.js';
 import type { LimitCounts } from './bucket.store.js';
 
 export { ENVIRONMENT_MULTIPLIERS } from './environment.rules.js';
@@ -20,6 +21,9 @@ export interface LimitsOptions {
   warn: (message: string) => void;
   /** The account's plan (identity's), asked when a plan is not cached. */
   planOf: (accountId: number) => Promise<Plan>;
+  /** How long an account's plan is trusted (rate-limit.hooks.ts's PLAN_CACHE_MS unless given). */
+  planCacheMs?: number;
+  clock?: Clock;
 }
 
 export interface LimitsProvides {
@@ -41,13 +45,13 @@ export type LimitsModule = FeatureModule<LimitsProvides>;
 
 /** Rate limits (decisions.md §7): per plan and per minute, and brute-force limits on logins. */
 export function createLimitsModule(options: LimitsOptions): LimitsModule {
-  const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix) : undefined;
-  const limiter = new RateLimiter(options.settings, multiplierOf(options.settings.multiplier, options.environment), shared, options.warn);
+  const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix, options.clock) : undefined;
+  const limiter = new RateLimiter(options.settings, multiplierOf(options.settings.multiplier, options.environment), shared, options.warn, options.clock);
   return {
     name: 'limits',
     jobs: [],
     // After authentication on every route but health and the docs, and on every refusal.
-    stages: rateLimitStages({ limiter, planOf: options.planOf }),
+    stages: rateLimitStages({ limiter, planOf: options.planOf, planCacheMs: options.planCacheMs, clock: options.clock }),
     documents: documentRateLimits,
     provides: { limiter, counts: limiter.counts, ready: async () => shared?.ready(), close: async () => shared?.close() },
   };

@@ -3,6 +3,7 @@ import type { ModuleStage } from '../../kernel/request-stage.js';
 import type { OperationDocumenter } from '../../kernel/module.js';
 import { TooManyRequestsError } from '../../kernel/errors.js';
 import { ExpiringCache } from '../../kernel/expiring-cache.js';
+import type { Clock } from '../../kernel/clock.js';
 import type { Plan } from '../../kernel/plans.js';
 import type { Decision, RateLimiter } from './rate-limiter.js';
 
@@ -13,7 +14,8 @@ import type { Decision, RateLimiter } from './rate-limiter.js';
  */
 // The dashboard's pages are not the API: they spend none of its budget (its sign-in has the login guard).
 const EXEMPT = /^\/(?:v2\/health(?:\/live|\/ready)?|docs(?:\/(?!json$|yaml$).*)?|dashboard(?:\/.*)?)$/;
-const PLAN_CACHE_MS = 5000;
+/** How long an account's plan is trusted unless the config says otherwise (tests shorten it). */
+export const PLAN_CACHE_MS = 5000;
 const MAX_CACHED_PLANS = 10_000;
 
 /**
@@ -25,9 +27,9 @@ const MAX_CACHED_PLANS = 10_000;
  * 405), with the principal set when the credential was valid, so that a 403 costs the account
  * what a 200 does and a guessed key costs its address. No stage at all when limits are off.
  */
-export function rateLimitStages(options: { limiter: RateLimiter; planOf: (accountId: number) => Promise<Plan> }): ModuleStage[] {
+export function rateLimitStages(options: { limiter: RateLimiter; planOf: (accountId: number) => Promise<Plan>; planCacheMs?: number; clock?: Clock }): ModuleStage[] {
   const { limiter } = options;
-  const plans = new ExpiringCache<number, Plan>({ ttlMs: PLAN_CACHE_MS, max: MAX_CACHED_PLANS });
+  const plans = new ExpiringCache<number, Plan>({ ttlMs: options.planCacheMs ?? PLAN_CACHE_MS, max: MAX_CACHED_PLANS, clock: options.clock });
   const planOf = async (accountId: number): Promise<Plan> => {
     const plan = await options.planOf(accountId);
     plans.set(accountId, plan);

@@ -1,6 +1,7 @@
 import type { GuardedAttempt } from '../../kernel/brute-force.js';
 import { ServiceUnavailableError, TooManyRequestsError } from '../../kernel/errors.js';
 import type { Plan } from '../../kernel/plans.js';
+import type { Clock } from '../../kernel/clock.js';
 import { secondsUntilFull, secondsUntilToken, type BucketSpec } from './bucket.rules.js';
 import { SharedOrLocalStore, SharedStoreDown, type BucketStore, type LimitCounts, type Taken } from './bucket.store.js';
 import { attemptBuckets, knownKey, type BruteForceKind } from './brute-force.rules.js';
@@ -75,8 +76,9 @@ export class RateLimiter {
     private readonly multiplier: number,
     shared: BucketStore | undefined,
     warn: (message: string) => void,
+    clock?: Clock,
   ) {
-    this.#store = new SharedOrLocalStore(shared, warn);
+    this.#store = new SharedOrLocalStore(shared, warn, clock);
     const m = multiplier;
     const perMinute = settings.perMinute * m;
     const minute: BucketSpec = { name: 'per-minute', capacity: perMinute, refillPerSecond: perMinute / 60, quota: perMinute, windowSeconds: 60 };

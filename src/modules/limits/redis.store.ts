@@ -6,6 +6,7 @@ const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis')
 import { withinDeadline } from '../../kernel/deadline.js';
 import type { BucketSpec } from './bucket.rules.js';
 import type { BucketStore, Taken } from './bucket.store.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
 
 /**
@@ -59,7 +60,11 @@ const COMMAND_BACKSTOP_MS = 2000;
 export class RedisBucketStore implements BucketStore {
   readonly #redis: Redis & { takeAll: TakeAllCommand };
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly clock: Clock = systemClock,
+  ) {
     const redis = new (loadRedis())(url, {
       connectTimeout: 1000,
       commandTimeout: COMMAND_BACKSTOP_MS,
@@ -100,11 +105,11 @@ export class RedisBucketStore implements BucketStore {
   /** A sorted set per name: address → time of its last success (this instance's clock; a month is not sensitive to skew). */
   async knows(key: string, member: string): Promise<boolean> {
     const score = await withinDeadline(this.#redis.zscore(`${this.prefix}rl:${key}`, member), REDIS_DEADLINE_MS);
-    return isKnown(score === null ? undefined : Number(score), Date.now());
+    return isKnown(score === null ? undefined : Number(score), this.clock.now());
   }
 
   async remember(key: string, member: string): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     const set = `${this.prefix}rl:${key}`;
     await withinDeadline(this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec(), REDIS_DEADLINE_MS);
   }

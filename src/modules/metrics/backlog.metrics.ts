@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Backlog, BacklogRepository } from './backlog.repository.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** An answer serves every scrape for this long: scrapers (several Prometheus, a curl) never add load. */
 const CACHE_MS = 2000;
@@ -16,10 +17,13 @@ class BacklogReader {
   #answer: { at: number; backlog: Backlog | undefined } | undefined;
   #reading: Promise<Backlog | undefined> | undefined;
 
-  constructor(private readonly repository: BacklogRepository) {}
+  constructor(
+    private readonly repository: BacklogRepository,
+    private readonly clock: Clock,
+  ) {}
 
   async current(): Promise<Backlog | undefined> {
-    if (this.#answer && Date.now() - this.#answer.at < CACHE_MS) return this.#answer.backlog;
+    if (this.#answer && this.clock.now() - this.#answer.at < CACHE_MS) return this.#answer.backlog;
     this.#reading ??= this.#read().finally(() => (this.#reading = undefined));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), QUERY_TIMEOUT_MS)));
@@ -33,18 +37,18 @@ class BacklogReader {
   async #read(): Promise<Backlog | undefined> {
     let backlog: Backlog | undefined;
     try {
-      backlog = await this.repository.read(new Date().toISOString(), QUERY_TIMEOUT_MS);
+      backlog = await this.repository.read(this.clock.iso(), QUERY_TIMEOUT_MS);
     } catch {
       backlog = undefined;
     }
-    this.#answer = { at: Date.now(), backlog };
+    this.#answer = { at: this.clock.now(), backlog };
     return backlog;
   }
 }
 
 /** Outbox lag and webhook backlog, as gauges set when scraped. */
-export function backlogMetrics(registry: Registry, repository: BacklogRepository): void {
-  const reader = new BacklogReader(repository);
+export function backlogMetrics(registry: Registry, repository: BacklogRepository, clock: Clock = systemClock): void {
+  const reader = new BacklogReader(repository, clock);
   const gauge = (name: string, help: string, value: (backlog: Backlog) => number) =>
     new Gauge({
       name,
@@ -65,7 +69,7 @@ export function backlogMetrics(registry: Registry, repository: BacklogRepository
   });
   gauge('fromagerie_outbox_undispatched_events', 'Events recorded but not yet fanned out to webhooks by the dispatcher.', (b) => b.undispatched);
   gauge('fromagerie_outbox_lag_seconds', 'Age of the oldest event not yet fanned out (0 when none waits): how far the dispatcher is behind.', (b) =>
-    b.oldestUndispatchedAt === null ? 0 : Math.max(0, (Date.now() - Date.parse(b.oldestUndispatchedAt)) / 1000),
+    b.oldestUndispatchedAt === null ? 0 : Math.max(0, (clock.now() - Date.parse(b.oldestUndispatchedAt)) / 1000),
   );
   new Gauge({
     name: 'fromagerie_webhook_deliveries',

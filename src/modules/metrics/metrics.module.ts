@@ -9,6 +9,7 @@ import { processMetrics } from './process.metrics.js';
 import { limitMetrics, type LimitCounts } from './limit.metrics.js';
 import { workMetrics, type AttemptResult, type JobRunObserver } from './work.metrics.js';
 import type { BacklogSources } from './metrics.ports.js';
+import { type Clock } from '../../kernel/clock.js';
 
 export { serveMetrics, startMetricsServer, type MetricsServer } from './metrics.server.js';
 export type { AttemptResult, JobRunObserver } from './work.metrics.js';
@@ -20,6 +21,7 @@ export interface MetricsOptions {
   backlog: BacklogSources;
   /** The limits module's live counters (Redis fallbacks, fail-closed refusals), read when scraped. */
   limitCounts?: Readonly<LimitCounts>;
+  clock?: Clock;
 }
 
 export interface MetricsProvides {
@@ -51,7 +53,7 @@ export function createMetricsModule(options: MetricsOptions): MetricsModule {
   const work = workMetrics(registry);
   const stopPool = databaseMetrics(registry, options.database);
   if (options.limitCounts) limitMetrics(registry, options.limitCounts);
-  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect, options.backlog));
+  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect, options.backlog), options.clock);
   const stopProcess = processMetrics(registry);
   return {
     name: 'metrics',

@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { systemClock } from '../../kernel/clock.js';
 
 const NS_PER_S = 1e9;
 /** How often the event loop is sampled, as prom-client does. */
@@ -65,7 +66,8 @@ export function processMetrics(registry: Registry): () => void {
       cpuSeen = now;
     },
   });
-  const started = Date.now() / 1000 - process.uptime();
+  // The process's real start: the system's clock, whatever clock the app was given.
+  const started = systemClock.now() / 1000 - process.uptime();
   new Gauge({
     name: 'process_start_time_seconds',
     help: 'When the process started, in seconds since the Unix epoch.',

@@ -2,6 +2,7 @@ import { toIso } from '../../db/columns.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { parseScopes, SCOPES, type Scope } from '../../kernel/scopes.js';
 import type { OAuthGrantRepository } from './oauth-grant.repository.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** An application the account authorized, with what it may still do (all its live grants together). */
 export interface AuthorizedApp {
@@ -22,10 +23,14 @@ export interface AuthorizedApp {
  * and within AUTH_CACHE_TTL_MS on others. Who may ask is the caller's business (the routes, the dashboard).
  */
 export class OAuthGrantService {
-  constructor(private readonly options: { grants: OAuthGrantRepository; forget: (grantId: number) => void }) {}
+  constructor(private readonly options: { grants: OAuthGrantRepository; forget: (grantId: number) => void; clock?: Clock }) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   async listFor(accountId: number): Promise<AuthorizedApp[]> {
-    const rows = await this.options.grants.liveOf(accountId, new Date().toISOString());
+    const rows = await this.options.grants.liveOf(accountId, this.#clock.iso());
     const apps = new Map<string, { name: string; scopes: Set<Scope>; authorizedAt: string; lastUsedAt: string | null }>();
     for (const row of rows) {
       const created = toIso(row.createdAt);
@@ -46,7 +51,7 @@ export class OAuthGrantService {
 
   /** Ends the app's access to the account: 404 when the account has no grant to it in force. */
   async revoke(accountId: number, clientId: string): Promise<void> {
-    const revoked = await this.options.grants.revokeClientOf(accountId, clientId, new Date().toISOString());
+    const revoked = await this.options.grants.revokeClientOf(accountId, clientId, this.#clock.iso());
     if (revoked.length === 0) throw new NotFoundError(`No authorized app ${clientId} on this account.`);
     for (const grantId of revoked) this.options.forget(grantId);
   }

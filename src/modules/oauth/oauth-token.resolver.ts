@@ -6,6 +6,7 @@ import { ROLE_SCOPES, parseScopes } from '../../kernel/scopes.js';
 import type { Revocation, RevocationHandler } from '../identity/identity.module.js';
 import type { OAuthTokenRepository } from './oauth-token.repository.js';
 import { hashToken, TOKEN_PREFIX } from './oauth.model.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const ACCESS_TOKEN = /^oat_[A-Za-z0-9_-]{43}$/;
 const MAX_CACHED_TOKENS = 10_000;
@@ -24,8 +25,12 @@ export class OAuthTokenResolver implements CredentialResolver, RevocationHandler
   readonly kind = 'oauth_token' as const;
   readonly #resolved: ExpiringCache<string, Cached>;
 
-  constructor(private readonly options: { tokens: OAuthTokenRepository; environment: CheeseEnv; cacheTtlMs: number; revoked: (revocation: Revocation) => Promise<void> }) {
-    this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS });
+  constructor(private readonly options: { tokens: OAuthTokenRepository; environment: CheeseEnv; cacheTtlMs: number; revoked: (revocation: Revocation) => Promise<void>; clock?: Clock }) {
+    this.#resolved = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS, clock: options.clock });
+  }
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
   }
 
   claims(credential: PresentedCredential): boolean {
@@ -35,7 +40,7 @@ export class OAuthTokenResolver implements CredentialResolver, RevocationHandler
   async resolve(credential: PresentedCredential): Promise<Principal> {
     if (!ACCESS_TOKEN.test(credential.token)) throw new UnauthorizedError('The OAuth access token is malformed.');
     const hash = hashToken(credential.token);
-    const now = Date.now();
+    const now = this.#clock.now();
     const cached = this.#resolved.get(hash);
     if (cached) {
       if (cached.principal.credential.expiresAt! <= now) throw new UnauthorizedError('The OAuth access token has expired.');

@@ -4,6 +4,7 @@ import type { Role } from '../../kernel/scopes.js';
 import type { OAuthClientService, RegisteredClient } from '../identity/identity.module.js';
 import type { NewToken, OAuthTokenRepository, StoredToken } from './oauth-token.repository.js';
 import { scopesFor } from './oauth.rules.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** Who a grant acts for, as the library carries it between model calls. */
 export interface OAuthUser {
@@ -56,6 +57,7 @@ export interface ModelDependencies {
    * grant; after it, for a replay, which revokes the grant. 0: always a replay.
    */
   reuseIntervalMs: number;
+  clock?: Clock;
 }
 
 const JUST_ROTATED = 'Invalid grant: this refresh token was just used; use the tokens that request received.';
@@ -68,7 +70,8 @@ const JUST_ROTATED = 'Invalid grant: this refresh token was just used; use the t
  */
 export function createModel(deps: ModelDependencies, authenticateClients: boolean) {
   const { tokens, clients } = deps;
-  const now = () => new Date().toISOString();
+  const clock = deps.clock ?? systemClock;
+  const now = () => clock.iso();
 
   /** A stored code or refresh token that may be used now; a reused one revokes its family (a refresh token only past the reuse interval). */
   async function usable(token: string, kind: 'authorization_code' | 'refresh_token'): Promise<StoredToken | undefined> {
@@ -76,7 +79,7 @@ export function createModel(deps: ModelDependencies, authenticateClients: boolea
     if (!stored || stored.revoked) return undefined;
     if (stored.consumedAt) {
       // Codes get no grace: RFC 6749 §4.1.2 has a second exchange revoke what the first issued.
-      if (kind === 'refresh_token' && Date.now() - stored.consumedAt.getTime() < deps.reuseIntervalMs) throw new OAuth2Server.InvalidGrantError(JUST_ROTATED);
+      if (kind === 'refresh_token' && clock.now() - stored.consumedAt.getTime() < deps.reuseIntervalMs) throw new OAuth2Server.InvalidGrantError(JUST_ROTATED);
       await tokens.revokeGrant(stored.grantId, now());
       deps.onReuse(stored);
       return undefined;

@@ -16,6 +16,7 @@ import { oauthPageRoutes } from './oauth-pages.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { AuthorizationServer } from './oauth.service.js';
 import { SignInService } from './oauth-signin.service.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface OAuthOptions {
   db: Kysely<DB>;
@@ -41,6 +42,7 @@ export interface OAuthOptions {
   sessionCookie: string;
   /** Revocations reach every instance's credential caches (the identity module's). */
   revocations: CredentialRevocations;
+  clock?: Clock;
 }
 
 export type { AuthorizedApp, OAuthGrantService } from './oauth-grant.service.js';
@@ -61,17 +63,18 @@ const HOUR_MS = 3_600_000;
 
 /** The OAuth 2.0 authorization server (decisions.md §6) over the clients identity registers. */
 export function createOAuthModule(options: OAuthOptions): OAuthModule {
+  const clock = options.clock ?? systemClock;
   const endings = new GrantEndings();
   const tokens = new OAuthTokenRepository(options.db, { accounts: options.directory, clientIdOf: (id) => options.clients.clientIdOf(id) }, endings);
-  const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs, revoked: (revocation) => options.revocations.revoked(revocation) });
+  const resolver = new OAuthTokenResolver({ tokens, environment: options.environment, cacheTtlMs: options.authCacheTtlMs, revoked: (revocation) => options.revocations.revoked(revocation), clock });
   // A revoked grant or token, or a deleted account's or new password's, stops working on every instance at once.
   options.revocations.handle(resolver);
   // A new password ends every third-party grant of the account, in the change's transaction.
   options.accounts.onPasswordChange((trx, accountId, now) => tokens.revokeGrantsOf(trx, accountId, now));
   const bruteForce = options.bruteForce ?? NO_GUARD;
-  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce });
+  const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce, clock });
   const signIn = new SignInService({ server, sessions: options.sessions, binding: new ConsentBinding(options.appSecret) });
-  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db, options.clientDirectory, tokens), forget: (grantId) => resolver.forget({ grantId }) });
+  const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db, options.clientDirectory, tokens), forget: (grantId) => resolver.forget({ grantId }), clock });
   return {
     name: 'oauth',
     routes: async (app) => {
@@ -95,7 +98,7 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
         name: 'oauth-token-pruning',
         everyMs: HOUR_MS,
         // A day's grace, so a reused refresh token is still recognised (and its family revoked) for a while after expiry.
-        run: async (now = new Date()) => {
+        run: async (now = clock.date()) => {
           // Within the hour of its last token's expiry a grant ends, and what it created with it.
           const ended = await tokens.endSpentGrants(now.toISOString());
           return ended + (await tokens.pruneExpired(new Date(now.getTime() - 24 * HOUR_MS).toISOString()));

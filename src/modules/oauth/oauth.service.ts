@@ -7,6 +7,7 @@ import type { OAuthTokenRepository } from './oauth-token.repository.js';
 import type { OAuthTokenResolver } from './oauth-token.resolver.js';
 import { createModel, hashToken, TOKEN_PREFIX, type OAuthUser } from './oauth.model.js';
 import { authorizationResponseUri, judgeAuthorizationRequest, scopesFor, type AuthorizationParams, type AuthorizationVerdict } from './oauth.rules.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const REFRESH_TOKEN_TTL_S = 30 * 24 * 3600;
@@ -56,6 +57,7 @@ export interface AuthorizationServerOptions {
   log: (message: string, details: Record<string, unknown>) => void;
   /** Limits guessing client secrets at the token endpoint (the limits module). */
   bruteForce: BruteForceGuard;
+  clock?: Clock;
 }
 
 /**
@@ -66,6 +68,10 @@ export interface AuthorizationServerOptions {
 export class AuthorizationServer {
   readonly #tokenEndpoint: OAuth2Server;
   readonly #authorizeEndpoint: OAuth2Server;
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   constructor(private readonly options: AuthorizationServerOptions) {
     const onReuse = (stored: { grantId: number; clientId: string; accountId: number }) => {
@@ -81,7 +87,7 @@ export class AuthorizationServer {
       requireClientAuthentication: { refresh_token: false },
       alwaysIssueNewRefreshToken: true,
     };
-    const model = { tokens: options.tokens, clients: options.clients, onReuse, reuseIntervalMs: options.refreshReuseIntervalSeconds * 1000 };
+    const model = { tokens: options.tokens, clients: options.clients, onReuse, reuseIntervalMs: options.refreshReuseIntervalSeconds * 1000, clock: options.clock };
     this.#tokenEndpoint = new OAuth2Server({ ...common, model: createModel(model, true) });
     this.#authorizeEndpoint = new OAuth2Server({ ...common, model: createModel(model, false) });
   }
@@ -126,7 +132,7 @@ export class AuthorizationServer {
 
   /** RFC 6749 §4.2: the token in the fragment, no refresh token. RFC 9700 §2.1.2 advises against this grant; Form A lists it. */
   async #implicit(user: OAuthUser, client: RegisteredClient, redirectUri: string, scopes: Scope[], state: string | undefined): Promise<string> {
-    const now = new Date();
+    const now = this.#clock.date();
     const token = `${TOKEN_PREFIX.access}${randomBytes(32).toString('base64url')}`;
     const { tokens } = this.options;
     const grantId = await tokens.createGrant({ clientRowId: client.id, accountId: user.accountId, scopes: scopes.join(' '), now: now.toISOString() });
@@ -186,7 +192,7 @@ export class AuthorizationServer {
     if (!token) return protocolError(400, 'invalid_request', 'The token parameter is required.');
     const stored = await tokens.findByHash(hashToken(token));
     if (stored && stored.clientId === client.clientId && !stored.revoked) {
-      const now = new Date().toISOString();
+      const now = this.#clock.iso();
       if (stored.kind === 'access_token') {
         const grantEnded = await tokens.revokeAccessToken(stored.id, stored.grantId, now);
         resolver.forget(grantEnded ? { grantId: stored.grantId } : { tokenId: stored.id });

@@ -12,6 +12,7 @@ import type { ItemRecord, OrderRecord, OrderRepository } from './order.repositor
 import { OrderStepRepository, type ClaimedStep } from './order-step.repository.js';
 import { DELIVERY_DAYS, EVENT_OF_STATUS, nextStep, transition, type OrderTrigger } from './order.rules.js';
 import type { OrderActor, OrderStatus, OrderTable } from './order.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** Seconds before each automatic step; -1 leaves that step to staff (PATCH) or the sandbox advance. */
 export interface StepDelays {
@@ -30,6 +31,7 @@ export interface LifecycleOptions {
   delays: StepDelays;
   /** The customer's tier follows delivered volume (customers implements it). */
   tiers?: CustomerTierPort;
+  clock?: Clock;
 }
 
 export interface CustomerTierPort {
@@ -79,6 +81,10 @@ export class OrderLifecycle {
     this.#steps = new OrderStepRepository(options.db);
   }
 
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
+
   /** When the step after `status` is due, or null when it is not automatic. */
   dueAfter(status: OrderStatus, now: Date): string | null {
     const delay = this.#delayAfter(status);
@@ -96,7 +102,7 @@ export class OrderLifecycle {
    * reference, which a real provider deduplicates), a courier booking (by order id) unless staff
    * name the carrier and the tracking number. Cancellation calls nothing here (see `job`).
    */
-  async perform(order: StepTarget, trigger: OrderTrigger, shipment: StepDetails = {}, now = new Date()): Promise<PerformedCall> {
+  async perform(order: StepTarget, trigger: OrderTrigger, shipment: StepDetails = {}, now = this.#clock.date()): Promise<PerformedCall> {
     if (trigger === 'capture' && order.paymentReference) {
       await this.options.payments.capture(order.paymentReference, order.totalCents);
       return { captured: true };
@@ -143,7 +149,7 @@ export class OrderLifecycle {
     if (!order) throw new NotFoundError(`Order ${orderId} not found.`);
     const verdict = transition(order.status, trigger);
     if ('refused' in verdict) throw new ConflictError(verdict.refused);
-    const now = new Date();
+    const now = this.#clock.date();
     const changes: Updateable<OrderTable> = { status: verdict.to, updated_at: now.toISOString(), event_sequence: Number(order.event_sequence) + 1 };
     // A cancelled order with a payment is due at once: the worker voids it once this commits.
     const nextStepIn = trigger === 'cancel' ? (order.payment_reference ? 0 : null) : this.#delayAfter(verdict.to);
@@ -199,7 +205,7 @@ export class OrderLifecycle {
       name: 'customer-tiers',
       everyMs: 86_400_000 / 24,
       run: async (at?: Date) => {
-        const now = at ?? new Date();
+        const now = at ?? this.#clock.date();
         // Anyone who had a delivery in the last 13 months may have changed tier since.
         const accounts = await this.options.orders.accountsDeliveredSince(this.options.db, new Date(now.getTime() - YEAR_MS - 30 * 86_400_000).toISOString());
         let changed = 0;

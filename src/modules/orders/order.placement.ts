@@ -9,6 +9,7 @@ import type { OrderLifecycle } from './order.lifecycle.js';
 import type { ItemRecord, OrderRecord, OrderRepository } from './order.repository.js';
 import { orderTotals } from './order.rules.js';
 import type { OrderActor, ShippingMethod } from './order.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** One requested line, with the body paths to name in errors. */
 export interface PlacementLine {
@@ -65,8 +66,12 @@ export interface OrderOwner {
  */
 export class OrderPlacement {
   constructor(
-    private readonly options: { orders: OrderRepository; lifecycle: OrderLifecycle; stock: StockService; cheeses: CheeseDirectory; payments: PaymentGateway },
+    private readonly options: { orders: OrderRepository; lifecycle: OrderLifecycle; stock: StockService; cheeses: CheeseDirectory; payments: PaymentGateway; clock?: Clock },
   ) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   /**
    * Runs `place` (a transaction that calls placeIn with the authorisation it is given) with the
@@ -77,7 +82,7 @@ export class OrderPlacement {
    */
   async authorised<T>(executor: Kysely<DB>, placement: Placement, owner: OrderOwner, place: (authorization: Authorization | undefined) => Promise<T>): Promise<T> {
     const { payments } = this.options;
-    const orderKey = `${owner.accountId}:${Date.now()}`;
+    const orderKey = `${owner.accountId}:${this.#clock.now()}`;
     let total = await this.#quote(executor, placement);
     for (let round = 1; ; round++) {
       const authorization = total === undefined ? undefined : { reference: (await payments.authorize({ orderKey, totalCents: total })).reference, totalCents: total };
@@ -127,7 +132,7 @@ export class OrderPlacement {
     const priced = lines.map((line, i) => ({ ...line, ...reservation.snapshots[i]! }));
     const totals = orderTotals(priced, placement.method);
     if (authorization?.totalCents !== totals.totalCents) throw new RepriceNeeded(totals.totalCents);
-    const now = new Date();
+    const now = this.#clock.date();
     const placed = await orders.insertPlaced(
       trx,
       {

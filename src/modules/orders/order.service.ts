@@ -15,6 +15,7 @@ import type { Placement } from './order.placement.js';
 import type { OrderPatchBody, OrderView, TrackingView } from './order.schema.js';
 import type { OrderActor, OrderStatus, ShippingMethod } from './order.table.js';
 import { toIso } from '../../db/columns.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { Placement, PlacementLine } from './order.placement.js';
 
@@ -45,8 +46,13 @@ export class OrderService {
       cursors: CursorCodec;
       /** The account id of a username, for staff filtering by customer. */
       accountIdOf: (username: string) => Promise<number | undefined>;
+      clock?: Clock;
     },
   ) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   /**
    * Places the order: stock reserved, payment authorised, the order, its items, its first
@@ -117,7 +123,7 @@ export class OrderService {
       }
       if (body.notes === undefined && body.shippingAddress === undefined) return order;
       if (order.status !== 'placed') throw new ConflictError(`The order is ${order.status}: notes and the address change only while it is placed.`);
-      await orders.update(trx, id, { ...ownerPatchChanges(body), updated_at: new Date().toISOString() });
+      await orders.update(trx, id, { ...ownerPatchChanges(body), updated_at: this.#clock.iso() });
       return orders.reread(trx, order);
     };
     const seen = await this.#visible(db, id, principal);

@@ -20,6 +20,7 @@ import { OrderRepository } from './order.repository.js';
 import { orderRoutes } from './order.routes.js';
 import { OrderService } from './order.service.js';
 import { OrderPlacement } from './order.placement.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { PaymentGateway, Courier } from './order.adapters.js';
 export type { StepDelays } from './order.lifecycle.js';
@@ -43,6 +44,7 @@ export interface OrdersOptions {
   /** Customers' preference profiles and accounts, for recommendations and subscriptions. */
   preferences?: PreferencesService;
   customers?: CustomerService;
+  clock?: Clock;
 }
 
 export interface OrdersProvides {
@@ -64,18 +66,19 @@ function pollMs(delays: StepDelays): number {
 /** Orders of both forms, their lifecycle worker, and what deleting a cheese does to them. */
 export function createOrdersModule(options: OrdersOptions): OrdersModule {
   const { db, outbox, stock } = options;
+  const clock = options.clock ?? systemClock;
   const orders = new OrderRepository(db, options.accounts);
   const payments = options.payments ?? simulatedPayments;
-  const lifecycle = new OrderLifecycle({ db, orders, stock, outbox, payments, courier: options.courier ?? simulatedCourier, delays: options.delays, tiers: options.tiers });
-  const placement = new OrderPlacement({ orders, lifecycle, stock, cheeses: options.cheeses, payments });
-  const service = new OrderService({ db, orders, lifecycle, stock, cheeses: options.cheeses, placement, cursors: options.cursors, accountIdOf: (username) => options.accounts.idOfUsername(db, username) });
+  const lifecycle = new OrderLifecycle({ db, orders, stock, outbox, payments, courier: options.courier ?? simulatedCourier, delays: options.delays, tiers: options.tiers, clock });
+  const placement = new OrderPlacement({ orders, lifecycle, stock, cheeses: options.cheeses, payments, clock });
+  const service = new OrderService({ db, orders, lifecycle, stock, cheeses: options.cheeses, placement, cursors: options.cursors, accountIdOf: (username) => options.accounts.idOfUsername(db, username), clock });
   const recommendations = options.preferences ? new RecommendationService({ db, orders, cheeses: options.cheeses, preferences: options.preferences }) : undefined;
   const subscriptions =
     options.customers && recommendations
-      ? new SubscriptionService({ db, subscriptions: new SubscriptionRepository(), customers: options.customers, recommendations, placement, stock, outbox })
+      ? new SubscriptionService({ db, subscriptions: new SubscriptionRepository(), customers: options.customers, recommendations, placement, stock, outbox, clock })
       : undefined;
   // Two jobs at the same pace: one moves orders on (`order-lifecycle`), one places the subscriptions' monthly orders.
-  const subscriptionOrders: Job[] = subscriptions ? [{ name: 'subscription-orders', everyMs: pollMs(options.delays), run: (at?: Date) => subscriptions.placeDue(at ?? new Date()) }] : [];
+  const subscriptionOrders: Job[] = subscriptions ? [{ name: 'subscription-orders', everyMs: pollMs(options.delays), run: (at?: Date) => subscriptions.placeDue(at ?? clock.date()) }] : [];
   const cheeseDeletion: CheeseDeletionPort = {
     // Placed and approved orders holding the cheese are cancelled; a shipped one forbids the deletion.
     async beforeCheeseDeleted(trx, cheeseId, ctx) {
@@ -89,7 +92,7 @@ export function createOrdersModule(options: OrdersOptions): OrdersModule {
     // Orders that have not shipped are cancelled (stock back); all are kept for the books, anonymised.
     async beforeAccountDeleted(trx, accountId) {
       for (const id of await orders.unshippedOf(trx, accountId)) await lifecycle.apply(trx, id, 'cancel', 'system', SYSTEM_CONTEXT, { note: 'cancelled: the customer closed their account' });
-      await orders.anonymiseOf(trx, accountId, new Date().toISOString());
+      await orders.anonymiseOf(trx, accountId, clock.iso());
     },
   };
   return {

@@ -14,6 +14,7 @@ import type { RecommendationService } from './recommendation.service.js';
 import type { SubscriptionRecord, SubscriptionRepository } from './subscription.repository.js';
 import { nextMonthlyRun } from './subscription.rules.js';
 import type { SubscriptionInputBody, SubscriptionView } from './subscription.schema.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 function toView(row: SubscriptionRecord): SubscriptionView {
   return {
@@ -45,8 +46,13 @@ export class SubscriptionService {
       placement: OrderPlacement;
       stock: StockService;
       outbox: Outbox;
+      clock?: Clock;
     },
   ) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   async get(username: string, principal: Principal): Promise<SubscriptionView> {
     const { db, customers, subscriptions } = this.options;
@@ -63,7 +69,7 @@ export class SubscriptionService {
     const { db, customers, subscriptions, outbox } = this.options;
     return db.transaction().execute(async (trx) => {
       const customer = await customers.require(trx, username, principal);
-      const now = new Date();
+      const now = this.#clock.date();
       const day = input.dayOfMonth ?? 1;
       const outcome = await subscriptions.save(trx, {
         account_id: customer.id,
@@ -93,7 +99,7 @@ export class SubscriptionService {
       const customer = await customers.require(trx, username, principal);
       const row = await subscriptions.ofAccount(trx, customer.id);
       if (!row || row.status === 'cancelled') throw new NotFoundError(`${customer.username} has no active subscription.`);
-      await subscriptions.update(trx, Number(row.id), { status: 'cancelled', next_order_at: null, updated_at: new Date().toISOString() });
+      await subscriptions.update(trx, Number(row.id), { status: 'cancelled', next_order_at: null, updated_at: this.#clock.iso() });
       await outbox.record(trx, [this.#event(customer, 'cancelled', toView((await subscriptions.ofAccount(trx, customer.id))!))], ctx);
     });
   }
@@ -118,7 +124,7 @@ export class SubscriptionService {
         if (error instanceof ClaimedElsewhere) break;
         if (!(error instanceof AppError)) throw error;
         // Nothing suitable in stock: nothing was placed (the transaction rolled back); try again tomorrow.
-        await subscriptions.update(db, Number(due.id), { next_order_at: new Date(now.getTime() + 86_400_000).toISOString(), last_problem: error.message.slice(0, 500), updated_at: new Date().toISOString() });
+        await subscriptions.update(db, Number(due.id), { next_order_at: new Date(now.getTime() + 86_400_000).toISOString(), last_problem: error.message.slice(0, 500), updated_at: this.#clock.iso() });
       }
     }
     if (placed > 0) this.options.stock.changed();
@@ -143,7 +149,7 @@ export class SubscriptionService {
         const claimed = await subscriptions.claimDue(trx, now.toISOString(), Number(due.id));
         if (!claimed) throw new ClaimedElsewhere();
         const record = await placement.placeIn(trx, order, owner, SYSTEM_CONTEXT, authorization);
-        await subscriptions.update(trx, Number(claimed.id), { next_order_at: nextMonthlyRun(now, claimed.day_of_month).toISOString(), last_order_id: Number(record.order.id), last_problem: null, updated_at: new Date().toISOString() });
+        await subscriptions.update(trx, Number(claimed.id), { next_order_at: nextMonthlyRun(now, claimed.day_of_month).toISOString(), last_order_id: Number(record.order.id), last_problem: null, updated_at: this.#clock.iso() });
       }),
     );
   }

@@ -4,6 +4,7 @@ import { toIso } from '../../db/columns.js';
 import { isPostgres } from '../../db/dialect.js';
 import { ENVIRONMENTS } from '../../kernel/environment.js';
 import { beyond, settled, type LogPosition } from './outbox-position.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** One event as a consumer takes it: enough to decide who gets it, and where it sits in the log. */
 export interface ConsumedEvent {
@@ -32,6 +33,7 @@ export class OutboxConsumerRepository {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly environment: string,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** The row of `consumer` for this deployment's environment. */
@@ -98,7 +100,7 @@ export class OutboxConsumerRepository {
     const name = this.#row(consumer);
     // SQLite: a write first, so the transaction holds the one write lock before it reads (a
     // deferred transaction that read first would fail to write once another instance moved on).
-    if (!isPostgres(trx)) await trx.updateTable('outbox_consumers').set({ updated_at: new Date().toISOString() }).where('name', '=', name).execute();
+    if (!isPostgres(trx)) await trx.updateTable('outbox_consumers').set({ updated_at: this.clock.iso() }).where('name', '=', name).execute();
     const select = (of: string) => {
       const query = trx.selectFrom('outbox_consumers').select(['position_txid', 'position_id']).where('name', '=', of);
       return (isPostgres(trx) ? query.forUpdate() : query).executeTakeFirst();
@@ -111,7 +113,7 @@ export class OutboxConsumerRepository {
       const start = shared ? { txid: Number(shared.position_txid), id: Number(shared.position_id) } : START;
       await trx
         .insertInto('outbox_consumers')
-        .values((shared ? ENVIRONMENTS : [this.environment]).map((environment) => ({ name: this.#row(consumer, environment), position_txid: start.txid, position_id: start.id, updated_at: new Date().toISOString() })))
+        .values((shared ? ENVIRONMENTS : [this.environment]).map((environment) => ({ name: this.#row(consumer, environment), position_txid: start.txid, position_id: start.id, updated_at: this.clock.iso() })))
         .onConflict((oc) => oc.column('name').doNothing())
         .execute();
       if (shared) await trx.deleteFrom('outbox_consumers').where('name', '=', consumer).execute();

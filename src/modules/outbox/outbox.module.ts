@@ -6,6 +6,7 @@ import { Outbox } from './outbox.writer.js';
 import { OutboxConsumerRepository } from './outbox-consumer.repository.js';
 import { OutboxLogRepository } from './outbox-log.repository.js';
 import { OutboxRowRepository } from './outbox-row.repository.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export { Outbox, EVENT_TYPES, eventIdTime, type EventType, type NewEvent } from './outbox.writer.js';
 export { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, Metadata as EventMetadata } from './event-data.schema.js';
@@ -32,6 +33,7 @@ export interface OutboxOptions {
   apiVersion: string;
   /** EVENT_RETENTION_DAYS: rows older than this go once every consumer is done with them. */
   retentionDays: number;
+  clock?: Clock;
 }
 
 export interface OutboxProvides {
@@ -46,6 +48,7 @@ export interface OutboxProvides {
   /** Registers a consumer's hold on rows it still points at (the composition root does). */
   retainWith(retainer: OutboxRetainer): void;
   retentionDays: number;
+  clock?: Clock;
 }
 
 export type OutboxModule = FeatureModule<OutboxProvides>;
@@ -54,12 +57,13 @@ const HOUR_MS = 3_600_000;
 
 /** The transactional outbox and the log it is (issue 21): it alone writes, reads and prunes its table. */
 export function createOutboxModule(options: OutboxOptions): OutboxModule {
-  const consumers = new OutboxConsumerRepository(options.db, options.environment);
+  const consumers = new OutboxConsumerRepository(options.db, options.environment, options.clock);
+  const clock = options.clock ?? systemClock;
   const retainers: OutboxRetainer[] = [];
   const prune: Job = {
     name: 'outbox.prune',
     everyMs: HOUR_MS,
-    async run(now = new Date()) {
+    async run(now = clock.date()) {
       const held = await Promise.all(retainers.map((retainer) => retainer.lowestRetainedOutboxId()));
       const ids = held.filter((id): id is number => id !== null);
       const before = new Date(now.getTime() - options.retentionDays * 24 * HOUR_MS).toISOString();
@@ -70,7 +74,7 @@ export function createOutboxModule(options: OutboxOptions): OutboxModule {
     name: 'outbox',
     jobs: [prune],
     provides: {
-      outbox: new Outbox(options),
+      outbox: new Outbox({ environment: options.environment, apiVersion: options.apiVersion, clock }),
       consumers,
       log: new OutboxLogRepository(options.db),
       rows: new OutboxRowRepository(options.db, options.environment),

@@ -7,6 +7,7 @@ import type { ChangeContext } from '../../kernel/change-context.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import { carriesRequestIdentifiers } from './event-access.rules.js';
 import { audienceText, type EventAudience, type EventType } from './event.types.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export { EVENT_TYPES, audienceText, type EventAudience, type EventType } from './event.types.js';
 
@@ -15,6 +16,8 @@ export interface EventContext {
   idempotencyKey?: string | null;
   environment: CheeseEnv;
   apiVersion: string;
+  /** Stamps the event id's time (the app's clock; the system's when absent). */
+  clock?: Clock;
 }
 
 
@@ -69,7 +72,7 @@ export function eventIdTime(eventId: string): number | undefined {
 }
 
 function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTable> & { event_id: string } {
-  const now = Date.now();
+  const now = (context.clock ?? systemClock).now();
   // Decided once, here: the webhook body and the event log are these bytes.
   const own = carriesRequestIdentifiers(event.audience);
   return {
@@ -95,7 +98,7 @@ function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTab
 
 /** The outbox as modules see it: the deployment's metadata fixed once, the change's own context per call. */
 export class Outbox {
-  constructor(private readonly deployment: { environment: CheeseEnv; apiVersion: string }) {}
+  constructor(private readonly deployment: { environment: CheeseEnv; apiVersion: string; clock?: Clock }) {}
 
   #context(ctx: ChangeContext): EventContext {
     return { ...this.deployment, requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey ?? null };

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { DB } from '../../db/schema.js';
-import { nowIso } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { WebhookSettings } from './webhook.settings.js';
 import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } from './delivery.repository.js';
@@ -13,6 +12,7 @@ import type { SecretBox } from '../../kernel/secret-box.js';
 import { signatureHeaders } from './webhook.secrets.js';
 import { nextAttemptAt, receives } from './webhook.rules.js';
 import type { DeliveryState } from './webhook.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const FAN_OUT_BATCH = 500;
 /** The fan-out's name among the outbox's consumers (migration 0021 started it past every row already fanned out). */
@@ -44,6 +44,7 @@ export interface DispatcherOptions {
   secrets: SecretBox;
   settings: WebhookSettings;
   log: (message: string, details: Record<string, unknown>) => void;
+  clock?: Clock;
 }
 
 /**
@@ -69,9 +70,13 @@ export class WebhookDispatcher {
   #outboxPending = true;
   /** No ttl: a ciphertext always opens to the same secret; a rotation stores a new ciphertext. */
   readonly #secretCache = new LRUCache<string, string>({ max: MAX_OPEN_SECRETS });
-  readonly #completions = new Batch<Completion>((batch) => this.options.deliveries.complete(batch, nowIso()));
+  readonly #completions = new Batch<Completion>((batch) => this.options.deliveries.complete(batch, this.#clock.iso()));
 
   constructor(private readonly options: DispatcherOptions) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   start(): void {
     this.#stopped = false;
@@ -92,7 +97,8 @@ export class WebhookDispatcher {
       return;
     }
     if (this.#gapTimer) return;
-    const wait = Math.max(this.#lastCycleAt + MIN_CYCLE_GAP_MS, this.#pausedUntil) - Date.now();
+    // Pacing of real timers: the system's clock, as setTimeout's is (a test's clock may stand still or jump).
+    const wait = Math.max(this.#lastCycleAt + MIN_CYCLE_GAP_MS, this.#pausedUntil) - systemClock.now();
     if (wait > 0) {
       this.#gapTimer = setTimeout(() => {
         this.#gapTimer = undefined;
@@ -100,13 +106,13 @@ export class WebhookDispatcher {
       }, wait);
       return;
     }
-    this.#lastCycleAt = Date.now();
+    this.#lastCycleAt = systemClock.now();
     this.#running = this.#cycle()
       .catch((err: unknown) => {
         this.options.log(`webhook dispatch failed; retrying in ${FAILURE_PAUSE_MS} ms`, { err });
         // The retry looks at the outbox again (the failure may have been its fan-out).
         this.#outboxPending = true;
-        this.#pausedUntil = Date.now() + FAILURE_PAUSE_MS;
+        this.#pausedUntil = systemClock.now() + FAILURE_PAUSE_MS;
         this.#again = true;
       })
       .finally(() => {
@@ -148,8 +154,8 @@ export class WebhookDispatcher {
     clearTimeout(this.#timer);
     if (this.#stopped) return;
     const { pollMs } = this.options.settings;
-    const next = await this.options.deliveries.nextDueAt(nowIso()).catch(() => null);
-    const untilDue = next === null ? Infinity : Math.max(5, next - Date.now());
+    const next = await this.options.deliveries.nextDueAt(this.#clock.iso()).catch(() => null);
+    const untilDue = next === null ? Infinity : Math.max(5, next - this.#clock.now());
     if (this.#stopped) return;
     // The poll is the safety net for a lost commit signal: it looks at the outbox too.
     this.#timer = untilDue < pollMs ? setTimeout(() => this.wake(), untilDue) : setTimeout(() => this.outboxCommitted(), pollMs);
@@ -164,7 +170,7 @@ export class WebhookDispatcher {
    */
   async fanOut(): Promise<number> {
     return this.options.db.transaction().execute(async (trx) => {
-      const now = nowIso();
+      const now = this.#clock.iso();
       const { events, waiting } = await this.options.consumers.consume(trx, FAN_OUT_CONSUMER, FAN_OUT_BATCH);
       this.#settleLater(waiting);
       if (events.length === 0) return 0;
@@ -198,8 +204,8 @@ export class WebhookDispatcher {
     const bounds = this.#slots.bounds(settings);
     if (!bounds) return { full: false };
     // Long enough for the attempt and a wait for a slot of its endpoint (see #run).
-    const lease = new Date(Date.now() + 2 * settings.timeoutMs + 5000).toISOString();
-    const { claimed, lost } = await this.options.deliveries.claimDue(nowIso(), lease, bounds);
+    const lease = new Date(this.#clock.now() + 2 * settings.timeoutMs + 5000).toISOString();
+    const { claimed, lost } = await this.options.deliveries.claimDue(this.#clock.iso(), lease, bounds);
     for (const delivery of claimed) this.#run(delivery);
     // Rows another instance took between our read and our lock: others may be due, so look
     // again shortly (not at once: its transaction may still hold them).
@@ -249,13 +255,13 @@ export class WebhookDispatcher {
   async attempt(delivery: ClaimedDelivery): Promise<SendResult & { outcome: 'delivered' | 'failed' | 'dead_lettered'; nextAttemptAt: string | null }> {
     const body = envelopeOf(delivery);
     const headers = {
-      ...signatureHeaders(this.#secretsOf(delivery), delivery.eventId, body, Math.floor(Date.now() / 1000)),
+      ...signatureHeaders(this.#secretsOf(delivery), delivery.eventId, body, Math.floor(this.#clock.now() / 1000)),
       'x-cheese-event-id': delivery.eventId,
       'x-cheese-event-type': delivery.eventType,
       'x-cheese-delivery-attempt': String(delivery.attempt),
     };
     const result = await this.options.sender.send(delivery.url, headers, body);
-    const next = nextAttemptAt(this.options.settings.retryScheduleS, delivery.scheduleStart, delivery.maxAttempts, { attempt: delivery.attempt, ok: result.ok, retryAfterMs: result.retryAfterMs }, Date.now());
+    const next = nextAttemptAt(this.options.settings.retryScheduleS, delivery.scheduleStart, delivery.maxAttempts, { attempt: delivery.attempt, ok: result.ok, retryAfterMs: result.retryAfterMs }, this.#clock.now());
     const gone = result.statusCode === 410;
     const outcome = result.ok ? 'delivered' : next === null || gone ? 'dead_lettered' : 'failed';
     const state: DeliveryState = result.ok ? 'delivered' : outcome === 'dead_lettered' ? 'dead' : 'pending';
@@ -276,7 +282,7 @@ export class WebhookDispatcher {
 
   /** 410 Gone: the receiver says it will never want these again. */
   async #disable(webhookId: number): Promise<void> {
-    const now = nowIso();
+    const now = this.#clock.iso();
     await this.options.deliveries.disableWebhook(webhookId, `The receiver answered 410 Gone at ${now}; its pending events were dead-lettered.`, now);
     this.options.log('webhook disabled: its receiver answered 410 Gone', { webhookId });
   }
@@ -284,7 +290,7 @@ export class WebhookDispatcher {
 
   #secretsOf(delivery: ClaimedDelivery): string[] {
     const secrets = [this.#open(delivery.secretCiphertext)];
-    if (delivery.previousSecretCiphertext && delivery.previousSecretExpiresAt && Date.parse(delivery.previousSecretExpiresAt) > Date.now()) {
+    if (delivery.previousSecretCiphertext && delivery.previousSecretExpiresAt && Date.parse(delivery.previousSecretExpiresAt) > this.#clock.now()) {
       secrets.push(this.#open(delivery.previousSecretCiphertext));
     }
     return secrets;

@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { parseRetryAfter } from './webhook.rules.js';
 import type { AddressGuard } from './address.guard.js';
 import type { ErrorClass } from './webhook.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** What the attempt log keeps of an answer's body (decisions: the dashboard's attempt detail). */
@@ -52,7 +53,7 @@ export class WebhookSender {
   readonly #agents: { http: http.Agent; https: https.Agent };
   readonly #lookup: LookupFunction;
 
-  constructor(private readonly options: { timeoutMs: number; guard: AddressGuard; socketsPerEndpoint: number; onResult?: ((result: SendResult) => void) | undefined }) {
+  constructor(private readonly options: { timeoutMs: number; guard: AddressGuard; socketsPerEndpoint: number; onResult?: ((result: SendResult) => void) | undefined; clock?: Clock }) {
     const agentOptions = { keepAlive: true, maxSockets: options.socketsPerEndpoint, maxFreeSockets: options.socketsPerEndpoint, timeout: options.timeoutMs };
     this.#agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     this.#lookup = (hostname, lookupOptions, callback) => {
@@ -103,7 +104,7 @@ export class WebhookSender {
       request.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, statusCode: null, ...describe(err), retryAfterMs: null }));
       request.on('response', (response) => {
         const status = response.statusCode ?? 0;
-        const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(headerOf(response.headers['retry-after']), Date.now()) : null;
+        const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(headerOf(response.headers['retry-after']), (this.options.clock ?? systemClock).now()) : null;
         const ok = status >= 200 && status < 300;
         const redirect = status >= 300 && status < 400;
         const error = ok ? null : redirect ? `answered ${status}; redirects are not followed` : `answered ${status}`;

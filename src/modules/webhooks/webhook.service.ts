@@ -1,6 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { nowIso } from '../../db/columns.js';
 import type { ChangeContext } from '../../kernel/change-context.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
 import { paginate, rowId, twoWayBound, twoWayPage, type CursorCodec, type Page, type PagePosition, type TwoWayKinds, type TwoWayPage } from '../../kernel/pagination.js';
@@ -16,6 +15,7 @@ import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes, RE
 import type { SecretBox } from '../../kernel/secret-box.js';
 import { newWebhookSecret } from './webhook.secrets.js';
 import type { AttemptOutcome } from './webhook.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** How many events one replay may name. */
 export const MAX_REPLAY_EVENTS = 100;
@@ -71,11 +71,16 @@ export interface WebhookServiceOptions {
   cursors: CursorCodec;
   /** Production resolves a URL's host at registration and refuses private targets outright. */
   resolveAtRegistration: boolean;
+  clock?: Clock;
 }
 
 /** Webhook subscriptions as their owners (and staff) manage them. */
 export class WebhookService {
   constructor(private readonly options: WebhookServiceOptions) {}
+
+  get #clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
 
   /**
    * A webhook an OAuth access token creates is bound to the token's grant (a client-credentials
@@ -204,7 +209,7 @@ export class WebhookService {
   async replayDeadLetters(principal: Principal, query: DeadLetterQuery & { deliveryIds?: readonly number[] | undefined }): Promise<number> {
     if (query.deliveryIds && query.deliveryIds.length > MAX_REPLAY_EVENTS) throw ValidationFailedError.field('deliveryIds', `names at most ${MAX_REPLAY_EVENTS} deliveries`);
     const scope = await this.#scope(principal, query);
-    const count = await this.options.deliveries.replayDead(scope, query.deliveryIds ?? null, nowIso());
+    const count = await this.options.deliveries.replayDead(scope, query.deliveryIds ?? null, this.#clock.iso());
     if (count > 0) this.options.dispatcher.wake();
     return count;
   }
@@ -212,7 +217,7 @@ export class WebhookService {
   /** Replays one dead-lettered delivery of this webhook (true), or says it is not dead-lettered any more (false); another webhook's is a 404. */
   async replayDeadLetter(principal: Principal, id: number, deliveryId: number): Promise<boolean> {
     await this.#managed(principal, id);
-    const count = await this.options.deliveries.replayDead({ webhookIds: [id], accountId: null }, [deliveryId], nowIso());
+    const count = await this.options.deliveries.replayDead({ webhookIds: [id], accountId: null }, [deliveryId], this.#clock.iso());
     if (count === 0 && !(await this.options.log.hasDelivery(id, deliveryId))) throw new NotFoundError(`Delivery ${deliveryId} of webhook ${id} not found.`);
     if (count > 0) this.options.dispatcher.wake();
     return count > 0;
@@ -240,14 +245,14 @@ export class WebhookService {
    */
   async test(principal: Principal, id: number, ctx: ChangeContext): Promise<TestOutcome> {
     const webhook = await this.#managed(principal, id);
-    const lease = new Date(Date.now() + 2 * 60_000).toISOString();
+    const lease = new Date(this.#clock.now() + 2 * 60_000).toISOString();
     const claimed = await this.options.db.transaction().execute(async (trx) => {
       const event = await this.options.outbox.recordOne(
         trx,
         { type: 'webhook.test', audience: { accountId: webhook.accountId }, aggregateType: 'webhook', aggregateId: String(id), data: { webhook_id: String(id), message: 'A test event from Fromagerie: your endpoint is reachable and verifies our signatures.' } },
         ctx,
       );
-      const [deliveryId] = await this.options.deliveries.insertDeliveries(trx, [{ webhookId: id, event: { ...event, type: 'webhook.test', audience: `account:${webhook.accountId}` }, maxAttempts: 1, leaseUntil: lease }], nowIso());
+      const [deliveryId] = await this.options.deliveries.insertDeliveries(trx, [{ webhookId: id, event: { ...event, type: 'webhook.test', audience: `account:${webhook.accountId}` }, maxAttempts: 1, leaseUntil: lease }], this.#clock.iso());
       return (await this.options.deliveries.loadClaimed(trx, [deliveryId!]))[0]!;
     });
     const result = await this.options.dispatcher.attempt(claimed);
@@ -262,7 +267,7 @@ export class WebhookService {
     const to = selection.to === undefined ? undefined : new Date(selection.to).toISOString();
     if (from !== undefined && to !== undefined && from >= to) throw ValidationFailedError.field('to', 'must be later than from');
     if (selection.eventIds && selection.eventIds.length > MAX_REPLAY_EVENTS) throw ValidationFailedError.field('eventIds', `names at most ${MAX_REPLAY_EVENTS} events`);
-    const count = await this.options.deliveries.replay(id, { ...(from && { from }), ...(to && { to }), ...(selection.eventIds && { eventIds: selection.eventIds }) }, nowIso());
+    const count = await this.options.deliveries.replay(id, { ...(from && { from }), ...(to && { to }), ...(selection.eventIds && { eventIds: selection.eventIds }) }, this.#clock.iso());
     if (count > 0) this.options.dispatcher.wake();
     return count;
   }
@@ -270,7 +275,7 @@ export class WebhookService {
   async rotateSecret(principal: Principal, id: number): Promise<{ secret: string; previousSecretExpiresAt: string }> {
     await this.#managed(principal, id);
     const secret = newWebhookSecret();
-    const previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS).toISOString();
+    const previousSecretExpiresAt = new Date(this.#clock.now() + ROTATION_OVERLAP_MS).toISOString();
     await this.options.webhooks.rotateSecret(id, this.options.secrets.seal(secret), previousSecretExpiresAt);
     return { secret, previousSecretExpiresAt };
   }

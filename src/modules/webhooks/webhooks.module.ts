@@ -18,6 +18,7 @@ import { WebhookSender, type SendResult } from './webhook.sender.js';
 import { WebhookService } from './webhook.service.js';
 import type { WebhookSettings } from './webhook.settings.js';
 import type { OutboxEventsPort } from './webhooks.ports.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { WebhookSettings } from './webhook.settings.js';
 export type { WebhookService, DeadLetterQuery } from './webhook.service.js';
@@ -49,6 +50,7 @@ export interface WebhooksOptions {
   log: (message: string, details: Record<string, unknown>) => void;
   /** Told of every attempt's result (the metrics). */
   onAttempt?: (result: SendResult) => void;
+  clock?: Clock;
 }
 
 /** What the event log asks of webhooks: how each event's deliveries stand (issue 21). */
@@ -81,20 +83,21 @@ const HOUR_MS = 3_600_000;
 /** Webhooks: subscriptions, and delivery of outbox events to them (decisions.md §8). */
 export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const { db, settings } = options;
+  const clock = options.clock ?? systemClock;
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
-  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt });
+  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt, clock });
   const secrets = webhookSecretBox(options.appSecret);
   const webhookRepository = new WebhookRepository(db, options.accounts);
   const deliveries = new DeliveryRepository(db, options.outboxRows);
   const status = new DeliveryStatusRepository(db);
-  const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log });
-  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db, options.accounts, options.outboxRows), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production' });
+  const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log, clock });
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db, options.accounts, options.outboxRows), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production', clock });
   let unsubscribe: (() => void) | undefined;
 
   const prune: Job = {
     name: 'webhooks.prune',
     everyMs: HOUR_MS,
-    run: (now = new Date()) => deliveries.prune(new Date(now.getTime() - settings.retentionDays * 24 * HOUR_MS).toISOString()),
+    run: (now = clock.date()) => deliveries.prune(new Date(now.getTime() - settings.retentionDays * 24 * HOUR_MS).toISOString()),
   };
 
   return {
