@@ -1,9 +1,60 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests in tiers (issue 29 §2), each a vitest project:
+ * - `unit`: rules and pure code, no database, no app, no process;
+ * - `http`: the app over a real database and real HTTP, in this process (contract tests);
+ * - `process`: what starts processes (servers, the CLI, the build, npm pack), browsers or private
+ *   PostgreSQL/Redis/HAProxy.
+ * `npm test` runs all three; `npm run test:fast` the first two. A file lands in `http` unless
+ * listed below: a new process test must be named here.
+ */
+export const UNIT = [
+  'test/**/*-rules.test.ts',
+  'test/architecture/*.test.ts',
+  'test/identity/password.test.ts',
+  'test/orders/order-input.test.ts',
+  'test/http/auth-admission.test.ts',
+  'test/platform/expiring-cache.test.ts',
+  'test/platform/pagination.test.ts',
+  'test/platform/config-docs.test.ts',
+  'test/platform/env-example.test.ts',
+];
+
+export const PROCESS = [
+  // Browsers (Debian's Chromium)
+  'test/dashboard/dashboard-a11y.test.ts',
+  'test/dashboard/dashboard-browser.test.ts',
+  'test/oauth/oauth-browser.test.ts',
+  'test/platform/docs-browser.test.ts',
+  // Server and CLI processes, the build, npm pack, tsc
+  'test/platform/build.test.ts',
+  'test/platform/readme-walkthrough.test.ts',
+  'test/platform/cli-*.test.ts',
+  'test/platform/admin-password-policy.test.ts',
+  'test/platform/development-fixtures-production.test.ts',
+  'test/platform/sqlite-file-modes.test.ts',
+  'test/platform/metrics.test.ts',
+  'test/platform/compose.test.ts',
+  'test/health/cli-migrate-healthcheck.test.ts',
+  'test/health/drain.test.ts',
+  'test/health/roles.test.ts',
+  'test/idempotency/restart-frees-keys.test.ts',
+  'test/orders/order-crash.test.ts',
+  'test/webhooks/webhook-crash.test.ts',
+  'test/sdk/sdk-pack.test.ts',
+  'test/sdk/sdk-quickstart.test.ts',
+  'test/sdk/sdk-types.test.ts',
+  'test/openapi/openapi-breaking.test.ts',
+  // A private PostgreSQL, Redis or HAProxy
+  'test/health/postgres-restart.test.ts',
+  'test/limits/redis-fail-closed.test.ts',
+  'test/http/trust-proxy-haproxy.test.ts',
+];
+
 // Two cores: two test files at a time, each with its own database.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
@@ -15,5 +66,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'http', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS] } },
+      { extends: true, test: { name: 'process', include: PROCESS } },
+    ],
   },
 });
