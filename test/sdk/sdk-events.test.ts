@@ -58,27 +58,29 @@ describe('the event log through the SDK', () => {
     expect(all).toEqual((await orderEventIds([order.id, other.id])).reverse());
   });
 
-  it('tail yields each new event once, in the log order, polls with If-None-Match (304 while nothing is new), and ends on abort', async () => {
+  it('tail long-polls: each new event once, in the log order, each poll held (wait) and going on from nextAfter; ends on abort', async () => {
     await listed((await placeOrder()).id); // listed before the tail starts: not yielded
     const stop = new AbortController();
     const seen: string[] = [];
     const tail = (async () => {
-      for await (const event of sdk.events.tail({ types: ['order.placed'], signal: stop.signal, pollIntervalMs: 20 })) {
+      for await (const event of sdk.events.tail({ types: ['order.placed'], signal: stop.signal, waitSeconds: 5 })) {
         seen.push(event.id);
         if (seen.length === 3) stop.abort();
       }
     })();
-    // Let the tail find the newest event and poll once with nothing new, then make three more.
-    for (let wait = 0; !edge.seen.some((r) => r.status === 304); wait++) {
-      if (wait === 1000) throw new Error('the tail never got a 304: it does not send If-None-Match');
+    // Let the first poll (after=now) reach the server and be held, then make three orders.
+    for (let wait = 0; !edge.seen.some((r) => r.path.startsWith('/v2/events?') && r.path.includes('after=now')); wait++) {
+      if (wait === 1000) throw new Error('the tail never polled from now');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     const orders = [await placeOrder(), await placeOrder(), await placeOrder()];
     await tail;
     expect(seen).toEqual(await orderEventIds(orders.map((o) => o.id)));
-    const polls = edge.seen.filter((r) => r.path.startsWith('/v2/events?') && r.path.includes('order=asc'));
-    expect(polls.some((r) => r.headers['if-none-match'] !== undefined && r.status === 304)).toBe(true);
+    const polls = edge.seen.filter((r) => r.path.startsWith('/v2/events?') && r.path.includes('wait=5'));
+    expect(polls.length).toBeGreaterThan(0);
     expect(polls.every((r) => r.path.includes('type=order.placed'))).toBe(true);
+    // After the first, every poll goes on from the previous answer's nextAfter.
+    expect(polls.slice(1).every((r) => !r.path.includes('after=now'))).toBe(true);
   });
 
   it('tail from a given event yields those after it, then waits', async () => {
@@ -87,7 +89,7 @@ describe('the event log through the SDK', () => {
     const [firstEvent] = await orderEventIds([first.id]);
     const stop = new AbortController();
     const got: Event[] = [];
-    for await (const event of sdk.events.tail({ after: firstEvent!, types: ['order.*'], signal: stop.signal, pollIntervalMs: 20 })) {
+    for await (const event of sdk.events.tail({ after: firstEvent!, types: ['order.*'], signal: stop.signal, waitSeconds: 5 })) {
       got.push(event);
       stop.abort();
     }

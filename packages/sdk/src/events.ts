@@ -1,6 +1,5 @@
 import type { ApiClient, ApiPaths } from './client.js';
 import { paginate, unwrap } from './call.js';
-import { FromagerieError } from './errors.js';
 import type { CallOptions } from './resources.js';
 import type { EventType, Page } from './types.js';
 
@@ -14,15 +13,17 @@ export type Event = ListBody['items'][number];
 export type EventTypeFilter = EventType | `${string}.*`;
 
 export interface TailOptions {
-  /** Yield the events after this one; without it, only those that come after the newest one now. */
+  /** Yield the events after this one (an event id, or a `nextAfter` position); without it, only those that come after now. */
   after?: string;
   types?: readonly EventTypeFilter[];
   signal?: AbortSignal;
-  /** How long to wait when nothing is new; the server's `X-Poll-Interval` otherwise (5 s without it). */
+  /** How long the server holds each poll while nothing is new (`wait`, 1 to 25 s; 25 by default). */
+  waitSeconds?: number;
+  /** A pause after a poll that came back empty, on top of the server's hold (0 by default). */
   pollIntervalMs?: number;
 }
 
-const DEFAULT_POLL_MS = 5_000;
+const DEFAULT_WAIT_S = 25;
 const TAIL_PAGE = 100;
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -54,32 +55,24 @@ export class Events {
   }
 
   /**
-   * Every new event, oldest first, as it is committed: polls forward with `order=asc&after=…`,
-   * sends `If-None-Match` so an unchanged log costs a 304, and waits the server's
-   * `X-Poll-Interval` between empty polls. Ends quietly when `signal` aborts.
+   * Every new event, oldest first, as it becomes visible: long-polls forward
+   * (`after=…&wait=25`): the server holds each request until an event arrives (answered within
+   * about half a second of its commit) or the wait ends, and each answer's `nextAfter` is where
+   * the next poll goes on, so nothing is skipped or yielded twice. Ends quietly when `signal`
+   * aborts.
    */
   async *tail(options: TailOptions = {}): AsyncGenerator<Event, void, undefined> {
     const { signal } = options;
     const type = options.types && options.types.length > 0 ? [...options.types] : undefined;
-    const filter = (type ? { type } : {}) as EventListQuery;
+    const wait = Math.min(25, Math.max(1, Math.round(options.waitSeconds ?? DEFAULT_WAIT_S)));
     try {
-      let after = options.after ?? (await this.list({ ...filter, limit: 1 } as EventListQuery, { signal })).items[0]?.id;
-      let etag: string | null = null;
+      let after = options.after ?? 'now';
       while (!signal?.aborted) {
-        const query = { ...filter, order: 'asc', limit: TAIL_PAGE, ...(after ? { after } : {}) } as EventListQuery;
-        const { data, error, response }: { data?: unknown; error?: unknown; response: Response } = await this.api.GET('/events', { params: { query }, headers: etag ? { 'if-none-match': etag } : {}, signal });
-        if (response.status !== 304 && !response.ok) throw new FromagerieError(response, error);
-        const page = response.status === 304 ? null : (data as Page<Event>);
-        if (page && page.items.length > 0) {
-          for (const event of page.items) yield event;
-          after = page.items[page.items.length - 1]!.id;
-          etag = null;
-          if (page.hasMore) continue;
-        } else {
-          etag = response.headers.get('etag') ?? etag;
-        }
-        const advised = Number(response.headers.get('x-poll-interval'));
-        await pause(options.pollIntervalMs ?? (advised > 0 ? advised * 1000 : DEFAULT_POLL_MS), signal);
+        const query = { ...(type ? { type } : {}), after, wait, limit: TAIL_PAGE } as EventListQuery;
+        const page: ListBody = await unwrap(this.api.GET('/events', { params: { query }, signal }));
+        for (const event of page.items) yield event;
+        if (page.nextAfter) after = page.nextAfter;
+        if (page.items.length === 0 && options.pollIntervalMs) await pause(options.pollIntervalMs, signal);
       }
     } catch (error) {
       if (signal?.aborted) return;
