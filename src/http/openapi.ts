@@ -84,6 +84,8 @@ const BODY_ERRORS: Record<string, { description: string }> = {
  * `documenters`: what modules add to the operations they concern (FeatureModule.documents).
  */
 export async function registerOpenApi(app: FastifyInstance, webhooks: Record<string, unknown>, documenters: OperationDocumenter[] = []): Promise<void> {
+  /** Per "method path", the media types besides JSON its route negotiates (`config.produces`). */
+  const representations = new Map<string, readonly string[]>();
   await app.register(swagger, {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
@@ -143,6 +145,8 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
     },
     // Paths are declared relative to the /v2 server URL.
     transform: ({ schema, url, route }) => {
+      const produces = route.config?.produces?.filter((type) => type !== 'application/json');
+      if (produces && produces.length > 0) for (const method of [route.method].flat()) representations.set(`${String(method).toLowerCase()} ${url.replace(/^\/v2/, '')}`, produces);
       const auth = route.config?.auth;
       const transformed = { ...(schema as Record<string, unknown>) } as Record<string, unknown>;
       transformed.security = securityFor(auth);
@@ -164,7 +168,12 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
       markNamedSchemas(transformed);
       return { schema: transformed as typeof schema, url: url.replace(/^\/v2/, '') };
     },
-    transformObject: (documentObject) => refineDocument('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject),
+    transformObject: (documentObject) => {
+      const document = documentRepresentations(refineDocument('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject), representations);
+      // Every schema is JSON Schema 2020-12 (OpenAPI 3.1's own): said, so validators judge `unevaluatedProperties` and the rest as written
+      // (@fastify/swagger does not pass the field through from its options).
+      return Object.assign(document, { jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema' });
+    },
   });
   // The docs page and its files are the same bytes all along: compressed once (compression.ts).
   app.addHook('onRoute', (route) => {
@@ -242,4 +251,28 @@ export function serveDocument(app: FastifyInstance): (request: unknown, reply: F
     }
     return reply.type('application/json; charset=utf-8').header('etag', document.etag).send(document.body);
   };
+}
+
+/** What a non-JSON representation is, for the document. */
+const REPRESENTATION_SCHEMAS: Record<string, { schema: Record<string, unknown> }> = {
+  'text/csv': {
+    schema: {
+      type: 'string',
+      description: 'CSV (RFC 4180, UTF-8): a header line of field names, then one line per item, with the fields of the JSON representation (`fields` picks and orders them); lists inside a field are joined with `;`, objects are JSON.',
+    },
+  },
+};
+
+/** Adds to each successful answer of a negotiating operation its other media types (the JSON one is already there). */
+function documentRepresentations<T extends object>(document: T, representations: ReadonlyMap<string, readonly string[]>): T {
+  const paths = (document as { paths?: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>> }).paths ?? {};
+  for (const [key, types] of representations) {
+    const [method, path] = key.split(' ') as [string, string];
+    const responses = paths[path]?.[method]?.responses ?? {};
+    for (const [status, response] of Object.entries(responses)) {
+      if (!status.startsWith('2') || !response.content) continue;
+      for (const type of types) response.content[type] ??= REPRESENTATION_SCHEMAS[type] ?? { schema: { type: 'string' } };
+    }
+  }
+  return document;
 }

@@ -78,6 +78,16 @@ function refs(node: unknown, at = '#', found: [string, string][] = []): [string,
 }
 
 describe('the OpenAPI document', () => {
+  it('declares its JSON Schema dialect (2020-12) and every media type an operation answers in: the CSV of the catalogue too', async () => {
+    expect(doc.jsonSchemaDialect).toBe('https://json-schema.org/draft/2020-12/schema');
+    const csv = await t.http.get('/v2/cheeses?limit=2', { headers: { ...staff, accept: 'text/csv' } });
+    expect(csv.status).toBe(200);
+    const mediaType = csv.headers.get('content-type')!.split(';')[0]!;
+    expect(mediaType).toBe('text/csv');
+    expect(Object.keys(doc.paths['/cheeses'].get.responses['200'].content)).toEqual(['application/json', 'text/csv']);
+    expect(doc.paths['/cheeses'].get.responses['200'].content['text/csv'].schema.type).toBe('string');
+  });
+
   it('declares Idempotency-Key, by one shared parameter, on exactly the operations that honour it', async () => {
     // An operation that honours the header checks it before doing anything: a malformed key is
     // a 400 naming it. Every other operation ignores the header. Each writing operation is tried

@@ -5747,6 +5747,7 @@ export interface operations {
                         /** @description Number of cheeses matching the filters. */
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
@@ -6378,6 +6379,7 @@ export interface operations {
                         /** @description Number of cheeses matching the filters. */
                         total: number;
                     };
+                    "text/csv": string;
                 };
             };
             /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
