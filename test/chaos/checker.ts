@@ -4,11 +4,8 @@ import type { Load } from './load.js';
 import type { World } from './world.js';
 
 /** A fault from `start` to `end` (epoch ms): failures are allowed from `start` to `end` + GRACE_MS. */
-export interface FaultWindow {
-  name: string;
-  start: number;
-  end: number;
-}
+export type { FaultWindow } from './client.js';
+import type { FaultWindow } from './client.js';
 export const GRACE_MS = 5_000;
 
 /** The statuses an order can be seen in after each one: the lifecycle's transitions, closed over. */

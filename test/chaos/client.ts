@@ -102,3 +102,10 @@ export function expectStatus(answer: Answer | undefined, expected: number, what:
   if (!answer || answer.status !== expected) throw new Error(`${what}: expected ${expected}, got ${answer ? `${answer.status} ${answer.text.slice(0, 500)}` : 'no answer'}`);
   return answer;
 }
+
+/** A time the scenario made something fail on purpose (epoch ms): failures inside it are expected. */
+export interface FaultWindow {
+  name: string;
+  start: number;
+  end: number;
+}

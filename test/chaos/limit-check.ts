@@ -1,5 +1,4 @@
-import type { Exchange } from './client.js';
-import type { FaultWindow } from './checker.js';
+import type { Exchange, FaultWindow } from './client.js';
 
 /** The metered client's operation name in the record. */
 export const METERED_OP = 'metered';

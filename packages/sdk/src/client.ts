@@ -1,5 +1,5 @@
-import createClient, { type Client } from 'openapi-fetch';
-import type { paths } from './generated/openapi.js';
+import createClient from 'openapi-fetch';
+import type { ApiClient, ApiPaths } from './api.js';
 import { idempotencyKeys } from './idempotency.js';
 import { retryingFetch, type FetchLike } from './transport.js';
 import { ApiKeys, Cheeses, Customers, Orders } from './resources.js';
@@ -7,8 +7,7 @@ import { Webhooks } from './webhooks.js';
 import { Events } from './events.js';
 
 /** Every operation of the OpenAPI document. */
-export type ApiPaths = paths;
-export type ApiClient = Client<ApiPaths>;
+export type { ApiClient, ApiPaths } from './api.js';
 
 interface CommonOptions {
   /** The API's root, e.g. `https://api.example.com/v2`; an origin alone gets `/v2`. */

@@ -1,4 +1,4 @@
-import type { ApiClient, ApiPaths } from './client.js';
+import type { ApiClient, ApiPaths } from './api.js';
 import { paginate, unwrap } from './call.js';
 import type { CallOptions } from './resources.js';
 import type { EventType, Page } from './types.js';

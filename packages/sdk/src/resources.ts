@@ -1,4 +1,4 @@
-import type { ApiClient } from './client.js';
+import type { ApiClient } from './api.js';
 import { paginate, unwrap } from './call.js';
 import type { ApiKey, Cheese, Customer, Order, Page, Query, RequestBody, ResponseBody } from './types.js';
 
@@ -18,7 +18,8 @@ export class Cheeses {
   constructor(private readonly api: ApiClient) {}
 
   list(query: Query<'listCheeses'> = {}, options?: CallOptions): Promise<ResponseBody<'listCheeses'>> {
-    return unwrap(this.api.GET('/cheeses', { params: { query }, signal: options?.signal }));
+    // The operation also answers text/csv (Accept: text/csv); the SDK asks for JSON, the default.
+    return unwrap(this.api.GET('/cheeses', { params: { query }, signal: options?.signal })) as Promise<ResponseBody<'listCheeses'>>;
   }
 
   listAll(query: Omit<Query<'listCheeses'>, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<ResponseBody<'listCheeses'>['items'][number], void, undefined> {

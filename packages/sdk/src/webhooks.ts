@@ -1,4 +1,4 @@
-import type { ApiClient } from './client.js';
+import type { ApiClient } from './api.js';
 import { paginate, unwrap } from './call.js';
 import type { CallOptions, CreateOptions } from './resources.js';
 import type { CreatedWebhook, Page, Query, RequestBody, ResponseBody, Webhook, WebhookEvent } from './types.js';
