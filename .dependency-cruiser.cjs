@@ -20,6 +20,13 @@ module.exports = {
       to: { path: '^src/modules/[^/]+/', pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/[^/]+[.]module[.]ts$'] },
     },
     {
+      name: 'outside-reaches-modules-via-their-entry',
+      severity: 'error',
+      comment: 'The configuration, the HTTP platform, the composition root, the CLI and the scripts reach a module only through its *.module.ts, as modules reach each other.',
+      from: { path: '^(src/(config|http|cli|db)/|src/[^/]+[.]ts$|scripts/)', pathNot: '^src/db/(schema[.]ts|migrations/)' },
+      to: { path: '^src/modules/[^/]+/', pathNot: '^src/modules/[^/]+/[^/]+[.]module[.]ts$' },
+    },
+    {
       name: 'module-imports-kernel-db-http-only',
       severity: 'error',
       comment: 'Modules never see the composition root (src/modules.ts), the app, the server, the CLI or the configuration: they get what they need through their factory options.',

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Modules } from './modules.js';
 import { refuseDevelopmentFixtures, seedSandbox } from './fixtures.js';
-import { accountPasswordProblem } from './modules/customers/customer.rules.js';
+import { accountPasswordProblem } from './modules/customers/customers.module.js';
 
 export { TEST_CUSTOMER } from './fixtures.js';
 

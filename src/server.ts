@@ -6,7 +6,7 @@ import { openDatabase } from './db/database.js';
 import { runsBackgroundWork, startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
 import { jobsOf, workersOf } from './modules.js';
-import { PROBE_PATHS } from './modules/health/health.routes.js';
+import { PROBE_PATHS } from './modules/health/health.module.js';
 import { serveMetrics, type MetricsServer } from './modules/metrics/metrics.module.js';
 
 /** After the drain delay, how long requests in flight get to finish before the process exits anyway. */

@@ -193,7 +193,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       if (values['password-stdin']) {
         password = await passwordFromStdin(username);
       } else {
-        password = (await import('../modules/identity/password.hash.js')).generatePassword();
+        password = (await import('../modules/identity/identity.module.js')).generatePassword();
       }
       // Unknown account (NotFoundError) or the current password (ConflictError): exit 1 with its message.
       const outcome = await (await context.modules()).identity.provides.accounts.resetPassword(username, password);

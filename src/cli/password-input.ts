@@ -14,7 +14,7 @@ async function firstLineOfStdin(): Promise<string | undefined> {
 
 /** Refuses a password the accounts' rules refuse, before anything is changed (the rule ADMIN_PASSWORD obeys too). */
 async function checkNewPassword(password: string, username: string): Promise<void> {
-  const { accountPasswordProblem } = await import('../modules/customers/customer.rules.js');
+  const { accountPasswordProblem } = await import('../modules/customers/customers.module.js');
   const problem = accountPasswordProblem(password, username);
   if (problem) throw new Refusal(`the password ${problem}`);
 }

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Type } from 'typebox';
 import { ENVIRONMENTS, type CheeseEnv } from '../kernel/environment.js';
-import { ENVIRONMENT_MULTIPLIERS } from '../modules/limits/environment.rules.js';
-import { defaultAccountConcurrency } from '../modules/webhooks/dispatch.rules.js';
+import { ENVIRONMENT_MULTIPLIERS } from '../modules/limits/limits.module.js';
+import { defaultAccountConcurrency } from '../modules/webhooks/webhooks.module.js';
 import { trustEntryProblem } from '../http/trusted-proxies.js';
 import { numeric, optional, refuse, text, unset, variable, type Get } from './variable.js';
 

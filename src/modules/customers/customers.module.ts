@@ -12,6 +12,7 @@ import { AddressRepository } from './address.repository.js';
 import { AddressService } from './address.service.js';
 import { PreferencesService } from './preferences.service.js';
 import { profileRoutes } from './profile.routes.js';
+export { accountPasswordProblem } from './customer.rules.js';
 
 export interface CustomersOptions {
   db: Kysely<DB>;

@@ -3,6 +3,7 @@ import type { FeatureModule } from '../../kernel/module.js';
 import { healthRoutes } from './health.routes.js';
 import { Readiness } from './readiness.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+export { PROBE_PATHS } from './health.routes.js';
 
 export type HealthModule = FeatureModule<{ readiness: Readiness }>;
 

@@ -26,6 +26,7 @@ import { accountPlanRoutes } from './account-plan.routes.js';
 import { OAuthClientService } from './oauth-client.service.js';
 import type { AccountDirectory, OAuthClientDirectory } from './identity.ports.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+export { generatePassword } from './password.hash.js';
 
 export type { AccountService } from './account.service.js';
 export { MAX_ACTIVE_KEYS, type ApiKeyService } from './api-key.service.js';
