@@ -43,3 +43,12 @@ export interface CredentialResolver {
   /** Synchronous when the answer is cached (every request asks: a promise here is measurable). */
   resolve(credential: PresentedCredential): Principal | Promise<Principal>;
 }
+
+/**
+ * The one way a Principal is made: every resolver (API key, login token, OAuth token, browser
+ * session) names the account, the scopes its credential carries and the credential, and gets
+ * the same shape, with its scopes as a set.
+ */
+export function newPrincipal(account: { accountId: number; username: string; role: Role }, scopes: Iterable<Scope>, environment: CheeseEnv, credential: Principal['credential']): Principal {
+  return { accountId: account.accountId, username: account.username, role: account.role, scopes: new Set(scopes), environment, credential };
+}

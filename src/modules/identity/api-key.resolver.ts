@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { UnauthorizedError } from '../../kernel/errors.js';
 import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
-import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
+import { newPrincipal, type CredentialResolver, type PresentedCredential, type Principal } from '../../kernel/principal.js';
 import { parseScopes } from '../../kernel/scopes.js';
 import type { ApiKeyRepository } from './api-key.repository.js';
 import type { Revocation, RevocationHandler } from './credential-revocations.js';
@@ -80,15 +80,8 @@ export class ApiKeyResolver implements CredentialResolver, RevocationHandler {
     const keyExpiresAt = owner.expiresAt === null ? null : Date.parse(owner.expiresAt);
     if (keyExpiresAt !== null && keyExpiresAt <= now) throw new UnauthorizedError('The API key has expired.');
     this.#touch(owner.keyId, now);
-    const principal: Principal = {
-      accountId: owner.accountId,
-      username: owner.username,
-      role: owner.role,
-      scopes: new Set(parseScopes(owner.scopes)),
-      environment,
-      // A roll drops the key from every instance's cache (CredentialRevocations), so it is reloaded as retiring.
-      credential: { kind: 'api_key', id: owner.keyId, expiresAt: keyExpiresAt, retiring: owner.rolledAt !== null },
-    };
+    // A roll drops the key from every instance's cache (CredentialRevocations), so it is reloaded as retiring.
+    const principal = newPrincipal(owner, parseScopes(owner.scopes), environment, { kind: 'api_key', id: owner.keyId, expiresAt: keyExpiresAt, retiring: owner.rolledAt !== null });
     this.#resolved.set(hash, principal);
     return principal;
   }

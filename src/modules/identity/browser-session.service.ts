@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { BrowserSession } from '../../kernel/browser-session.js';
 import type { BruteForceGuard } from '../../kernel/brute-force.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
-import type { Principal } from '../../kernel/principal.js';
+import { newPrincipal } from '../../kernel/principal.js';
 import { ROLE_SCOPES, type Role } from '../../kernel/scopes.js';
 import type { BrowserSessionRepository } from './browser-session.repository.js';
 
@@ -105,16 +105,9 @@ export class BrowserSessionService {
   }
 
   #view(row: { id: number; accountId: number; username: string; role: Role; authenticatedAt: string; expiresAt: string }): BrowserSession {
-    const principal: Principal = {
-      accountId: row.accountId,
-      username: row.username,
-      role: row.role,
-      scopes: new Set(ROLE_SCOPES[row.role]),
-      environment: this.options.environment,
-      // The owner proved the password (again within 10 minutes for what matters): what it makes
-      // through the dashboard, a key that never expires say, need not end with this sign-in.
-      credential: { kind: 'browser_session', id: row.id, expiresAt: null },
-    };
+    // The owner proved the password (again within 10 minutes for what matters): what it makes
+    // through the dashboard, a key that never expires say, need not end with this sign-in.
+    const principal = newPrincipal(row, ROLE_SCOPES[row.role], this.options.environment, { kind: 'browser_session', id: row.id, expiresAt: null });
     return { id: row.id, accountId: row.accountId, username: row.username, role: row.role, authenticatedAt: row.authenticatedAt, expiresAt: row.expiresAt, principal };
   }
 }

@@ -3,7 +3,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { UnauthorizedError } from '../../kernel/errors.js';
 import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
-import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
+import { newPrincipal, type CredentialResolver, type PresentedCredential, type Principal } from '../../kernel/principal.js';
 import { ROLE_SCOPES } from '../../kernel/scopes.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { Revocation, RevocationHandler } from './credential-revocations.js';
@@ -75,14 +75,7 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
     }
     const session = await this.options.sessions.findActive(Number(claims.sid), new Date(now).toISOString());
     if (!session) throw new UnauthorizedError('The login token has been revoked; log in again.');
-    const principal: Principal = {
-      accountId: session.accountId,
-      username: session.username,
-      role: session.role,
-      scopes: new Set(ROLE_SCOPES[session.role]),
-      environment: this.options.environment,
-      credential: { kind: 'login_token', id: session.sessionId, expiresAt: claims.exp! * 1000 },
-    };
+    const principal = newPrincipal(session, ROLE_SCOPES[session.role], this.options.environment, { kind: 'login_token', id: session.sessionId, expiresAt: claims.exp! * 1000 });
     this.#verified.set(credential.token, principal);
     return principal;
   }

@@ -1,7 +1,7 @@
 import { UnauthorizedError } from '../../kernel/errors.js';
 import { ExpiringCache } from '../../kernel/expiring-cache.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
-import type { CredentialResolver, PresentedCredential, Principal } from '../../kernel/principal.js';
+import { newPrincipal, type CredentialResolver, type PresentedCredential, type Principal } from '../../kernel/principal.js';
 import { ROLE_SCOPES, parseScopes } from '../../kernel/scopes.js';
 import type { Revocation, RevocationHandler } from '../identity/identity.module.js';
 import type { OAuthTokenRepository } from './oauth-token.repository.js';
@@ -52,14 +52,12 @@ export class OAuthTokenResolver implements CredentialResolver, RevocationHandler
     if (expiresAt <= now) throw new UnauthorizedError('The OAuth access token has expired.');
     // Never more than the account's role allows today, whatever was granted then.
     const roleScopes: readonly string[] = ROLE_SCOPES[stored.role];
-    const principal: Principal = {
-      accountId: stored.accountId,
-      username: stored.username,
-      role: stored.role,
-      scopes: new Set(parseScopes(stored.scopes).filter((scope) => roleScopes.includes(scope))),
-      environment: this.options.environment,
-      credential: { kind: 'oauth_token', id: stored.id, expiresAt, grant: { id: stored.grantId, clientId: stored.clientId } },
-    };
+    const principal = newPrincipal(stored, parseScopes(stored.scopes).filter((scope) => roleScopes.includes(scope)), this.options.environment, {
+      kind: 'oauth_token',
+      id: stored.id,
+      expiresAt,
+      grant: { id: stored.grantId, clientId: stored.clientId },
+    });
     this.#resolved.set(hash, { principal, grantId: stored.grantId });
     return principal;
   }
