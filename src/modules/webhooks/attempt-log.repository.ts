@@ -1,10 +1,10 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { IdBound } from '../../kernel/pagination.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { envelopeOf } from './webhook.envelope.js';
-import type { AttemptOutcome, DeliveryState, ErrorClass } from './webhook.table.js';
+import type { AttemptOutcome, DeliveryState, ErrorClass, WebhookAttemptTable, WebhookDeliveryTable } from './webhook.table.js';
 import type { OutboxEventsPort } from './webhooks.ports.js';
 
 /**
@@ -102,22 +102,9 @@ function laterAttempt(eb: ExpressionBuilder<DB & { a: DB['webhook_attempts'] }, 
   return eb.selectFrom('webhook_attempts as l').select('l.id').whereRef('l.delivery_id', '=', 'a.delivery_id').whereRef('l.id', '>', 'a.id');
 }
 
-interface AttemptRow {
-  id: number;
-  delivery_id: number;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  outcome: AttemptOutcome;
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-  error_class: ErrorClass | null;
-  next_attempt_at: Date | string | null;
-  created_at: Date | string;
-  state: DeliveryState;
-  latest: boolean | number | null;
-}
+/** An attempt as the log reads it: its own columns (derived from the table), its delivery's state, and whether it is the latest. */
+type AttemptRow = Pick<Selectable<WebhookAttemptTable>, 'id' | 'delivery_id' | 'event_id' | 'event_type' | 'attempt' | 'outcome' | 'status_code' | 'latency_ms' | 'error' | 'error_class' | 'next_attempt_at' | 'created_at'> &
+  Pick<Selectable<WebhookDeliveryTable>, 'state'> & { latest: boolean | number | null };
 
 function toAttemptView(row: AttemptRow, webhookId: number): AttemptView {
   const latest = toBool(row.latest ?? false);

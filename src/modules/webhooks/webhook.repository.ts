@@ -1,9 +1,9 @@
-import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
-import type { AttemptOutcome } from './webhook.table.js';
+import type { AttemptOutcome, WebhookTable } from './webhook.table.js';
 
 // Never the secrets' ciphertexts: they leave the database only to sign (secretsOf).
 const VIEW_COLUMNS = ['w.id', 'w.account_id', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.oauth_client_id', 'w.created_at', 'w.updated_at'] as const;
@@ -26,21 +26,8 @@ export interface WebhookRecord {
   updatedAt: string;
 }
 
-interface Row {
-  id: number;
-  account_id: number;
-  url: string;
-  events: string;
-  description: string | null;
-  max_attempts: number;
-  scopes: string;
-  active: boolean | number;
-  disabled_reason: string | null;
-  previous_secret_expires_at: Date | string | null;
-  oauth_client_id: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
+/** A webhook as read, less its secrets (derived from the table: a column added there is a column here). */
+type Row = Omit<Selectable<WebhookTable>, 'secret_ciphertext' | 'previous_secret_ciphertext' | 'oauth_grant_id'>;
 
 function toRecord(row: Row, owner: string): WebhookRecord {
   return {
