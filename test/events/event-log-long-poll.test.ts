@@ -20,10 +20,28 @@ let run = 0;
 
 const ORDER = (id: number) => ({ items: [{ cheeseId: id, quantity_kg: 1 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Poligny', country: 'FR' } } });
 
+let lastCheese: number | undefined;
+
 async function newCheese(): Promise<number> {
   const res = await t.http.post('/v2/cheeses', { headers: staff, json: { name: `Held cheese ${++run} ${Date.now()}`, pricePerKg: 20, stockQuantityKg: 500 } });
   expect(res.status).toBe(201);
-  return res.body.id as number;
+  lastCheese = res.body.id as number;
+  return lastCheese;
+}
+
+/**
+ * Waits until the log lists the last cheese this file made. On PostgreSQL an event is listed
+ * once no transaction older than it is still open anywhere on the server (other test files'
+ * included), so `after=now` (the head of what is listed) could start before an event made
+ * earlier; once that one is listed, the only new event is the next one made.
+ */
+async function settled(): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const newest = await events('?limit=1&type=cheese.new_arrival');
+    if (newest.body.items[0]?.data.cheese_id === String(lastCheese)) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`cheese ${lastCheese}'s event was never listed`);
 }
 
 const events = (query: string, headers = staff) => t.http.get(`/v2/events${query}`, { headers });
@@ -56,6 +74,7 @@ afterAll(async () => {
 
 describe('GET /v2/events?wait= holds the request until an event arrives', () => {
   it('after=now answers with the first new event, not one before it, long before the wait ends', async () => {
+    await settled();
     const held = events('?after=now&wait=20&type=cheese.new_arrival');
     await settle();
     const created = await newCheese();
@@ -77,6 +96,7 @@ describe('GET /v2/events?wait= holds the request until an event arrives', () => 
   });
 
   it('an empty page at the end of the wait gives nextAfter, from which the next poll goes on without a gap', async () => {
+    await settled();
     const empty = await events('?after=now&wait=1&type=cheese.new_arrival');
     expect(empty.status).toBe(200);
     expect(empty.body).toMatchObject({ items: [], hasMore: false, nextCursor: null, nextAfter: expect.stringMatching(/^pos_/) });
@@ -86,6 +106,7 @@ describe('GET /v2/events?wait= holds the request until an event arrives', () => 
   });
 
   it('answers at once when events past after are visible already', async () => {
+    await settled();
     const first = await events('?after=now&type=cheese.new_arrival');
     const created = await newCheese();
     const res = await events(`?after=${first.body.nextAfter}&wait=20&type=cheese.new_arrival`);
@@ -155,6 +176,7 @@ describe('two instances on one database', () => {
   it('an event written through one instance answers a request held on the other', async () => {
     const other = await createTestApp({ storage });
     try {
+      await settled();
       const held = other.http.get('/v2/events?after=now&wait=20&type=cheese.new_arrival', { headers: bearer(await other.key(['admin'])) });
       await settle();
       const created = await newCheese();
