@@ -114,12 +114,23 @@ describe('the claim serves accounts round-robin, on this database', () => {
     for (const row of await quiet.database.db.selectFrom('webhooks').select(['id', 'account_id']).execute()) accountOf.set(owner.get(Number(row.id))!, Number(row.account_id));
     const { dispatcher } = quiet.app.modules.webhooks.provides;
     // C's backlog is queued first: twelve deliveries older than anything of D's or E's.
+    // On PostgreSQL an event is taken only once every transaction older than it has ended,
+    // other test files' too: fan out until each account's deliveries are all there.
+    const fannedOut = async (count: number) => {
+      await expect
+        .poll(async () => {
+          await dispatcher.fanOut();
+          const row = await quiet.database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+          return Number(row.n);
+        }, { timeout: 10_000, interval: 50 })
+        .toBe(count);
+    };
     for (let i = 0; i < 4; i++) await order(c, cheese.body.id, quiet);
-    await dispatcher.fanOut();
+    await fannedOut(12);
     await new Promise((resolve) => setTimeout(resolve, 5));
     for (let i = 0; i < 3; i++) await order(d, cheese.body.id, quiet);
     await order(e, cheese.body.id, quiet);
-    await dispatcher.fanOut();
+    await fannedOut(16);
 
     const deliveries = new DeliveryRepository(quiet.database.db, quiet.app.modules.outbox.provides.rows);
     const lease = new Date(Date.now() + 3_600_000).toISOString();
