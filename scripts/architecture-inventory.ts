@@ -109,7 +109,8 @@ export function wiringOf(source: string, modules: readonly string[]): Wire[] {
   ];
   const wires: Wire[] = [];
   for (const call of source.matchAll(/\bcreate(\w+)Module\(/g)) {
-    const to = call[1]!.toLowerCase();
+    // createOAuthModule builds `oauth`, createRequestLogModule `requestLog`.
+    const to = modules.find((module) => module.toLowerCase() === call[1]!.toLowerCase()) ?? call[1]!;
     if (!known.has(to)) throw new Error(`src/modules.ts: create${call[1]}Module builds no module of Modules`);
     for (const [option, expression] of entriesOf(argumentsAt(source, call.index + call[0].length - 1))) {
       for (const from of new Set(offerings(expression))) if (!from.startsWith(`${to}.`)) wires.push({ to, option, from });
@@ -138,7 +139,9 @@ function suffixCounts(): { suffix: string; files: number }[] {
 
 /** Interfaces one module declares for another: every export of a `*.ports.ts`, and every `…Port` interface. */
 function portsBetweenModules(modules: readonly string[]): Inventory['ports'] {
-  const files = new Map(modules.map((module) => [module, sourceFiles(path.join(ROOT, 'src/modules', module)).map((file) => ({ file, text: fs.readFileSync(file, 'utf8') }))]));
+  // A module's folder is its name in kebab case: `requestLog` lives in src/modules/request-log.
+  const folder = (module: string) => module.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+  const files = new Map(modules.map((module) => [module, sourceFiles(path.join(ROOT, 'src/modules', folder(module))).map((file) => ({ file, text: fs.readFileSync(file, 'utf8') }))]));
   const ports: Inventory['ports'] = [];
   for (const [module, sources] of files) {
     for (const { file, text } of sources) {

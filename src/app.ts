@@ -75,6 +75,13 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   app.decorate('metrics', modules.metrics.provides);
   // Every answer counted, unrouted ones (404) included: a root hook, before any route exists.
   app.addHook('onResponse', modules.metrics.provides.onResponse);
+  // Every /v2 request of an account, once answered (queued: writing never delays the answer).
+  app.addHook('onResponse', (request, reply, done) => {
+    modules.requestLog.provides.onResponse(request, reply);
+    done();
+  });
+  // After the server stopped taking requests: what is queued is written before the database closes.
+  app.addHook('onClose', () => modules.requestLog.provides.close());
   app.addHook('onClose', async () => modules.metrics.provides.close());
   // A stock change still inside its coalescing window is told before the broadcast closes.
   app.addHook('onClose', () => modules.catalogue.provides.changes.close());

@@ -17,6 +17,7 @@ import { createWebhooksModule, type WebhooksModule } from './modules/webhooks/we
 import { createEventsModule, type EventsModule } from './modules/events/events.module.js';
 import { createDashboardModule, type DashboardModule } from './modules/dashboard/dashboard.module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/metrics.module.js';
+import { createRequestLogModule, type RequestLogModule } from './modules/request-log/request-log.module.js';
 import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
 import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
@@ -39,6 +40,7 @@ export interface Modules {
   orders: OrdersModule;
   webhooks: WebhooksModule;
   events: EventsModule;
+  requestLog: RequestLogModule;
   dashboard: DashboardModule;
   metrics: MetricsModule;
 }
@@ -72,9 +74,22 @@ export function createModules(
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
   const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30, clock });
+  const requestLog = createRequestLogModule({
+    db,
+    cursors,
+    enabled: config.requestLog.enabled,
+    bodies: config.requestLog.bodies,
+    retentionDays: config.requestLog.retentionDays,
+    maxHeldPerAccount: config.eventsMaxHeldPerAccount,
+    watchIntervalMs: config.eventsWatchIntervalMs,
+    afterCommit: (listener) => database.afterCommitOf('request_logs', listener),
+    warn: (message) => log(message, {}),
+    clock,
+  });
   const metrics = createMetricsModule({
     database,
     limitCounts: limits.provides.counts,
+    requestLogCounts: requestLog.provides.counts,
     // Read at scrape time, when webhooks (built below, with the metrics' attempt counter) exists.
     backlog: { outbox: outbox.provides.consumers, deliveries: { backlog: (executor, now) => webhooks.provides.deliveryBacklog.backlog(executor, now) } },
     clock,
@@ -204,7 +219,7 @@ export function createModules(
     grants: oauth.provides.grants,
     clock,
   });
-  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log, clock }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, events, dashboard, metrics };
+  return { limits, idempotency: createIdempotencyModule({ db, ttlMs: config.idempotencyTtlSeconds * 1000, leaseMs: config.idempotencyLeaseMs, log, clock }), outbox, health, identity, catalogue, customers, oauth, orders, webhooks, events, requestLog, dashboard, metrics };
 }
 
 export function jobsOf(modules: Modules): Job[] {

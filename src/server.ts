@@ -46,6 +46,7 @@ async function main(): Promise<void> {
       readiness.drain();
       // Long polls of the event log answer now: their clients poll again, on another instance.
       app.modules.events.provides.drain();
+      app.modules.requestLog.provides.drain();
       app.log.info({ signal, drainDelayMs: config.drainDelayMs }, 'draining');
       if (config.drainDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
       app.log.info({ signal }, 'shutting down');

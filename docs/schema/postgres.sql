@@ -213,6 +213,26 @@ column outbox_consumers.name text not null
 column outbox_consumers.position_txid bigint not null
 column outbox_consumers.position_id bigint not null
 column outbox_consumers.updated_at timestamp with time zone not null
+column request_logs.id bigint not null
+column request_logs.request_id text not null
+column request_logs.account_id bigint not null
+column request_logs.environment text not null
+column request_logs.created_at timestamp with time zone not null
+column request_logs.method text not null
+column request_logs.route text not null
+column request_logs.path text not null
+column request_logs.query text not null
+column request_logs.status integer not null
+column request_logs.duration_ms real not null
+column request_logs.credential_kind text not null
+column request_logs.credential_label text not null
+column request_logs.idempotency_key text
+column request_logs.client_ip text not null
+column request_logs.user_agent text
+column request_logs.request_headers text not null
+column request_logs.response_headers text not null
+column request_logs.request_body text
+column request_logs.response_body text
 column subscriptions.id bigint not null
 column subscriptions.account_id bigint not null
 column subscriptions.status text not null
@@ -335,6 +355,7 @@ constraint orders.orders_pkey PRIMARY KEY (id)
 constraint outbox.outbox_event_id_key UNIQUE (event_id)
 constraint outbox.outbox_pkey PRIMARY KEY (id)
 constraint outbox_consumers.outbox_consumers_pkey PRIMARY KEY (name)
+constraint request_logs.request_logs_pkey PRIMARY KEY (id)
 constraint subscriptions.subscriptions_account_id_fkey FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE
 constraint subscriptions.subscriptions_account_id_key UNIQUE (account_id)
 constraint subscriptions.subscriptions_last_order_id_fkey FOREIGN KEY (last_order_id) REFERENCES orders(id) ON DELETE SET NULL
@@ -416,6 +437,10 @@ CREATE UNIQUE INDEX outbox_event_id_key ON outbox USING btree (event_id);
 CREATE INDEX outbox_log_idx ON outbox USING btree (txid, id);
 CREATE INDEX outbox_object_idx ON outbox USING btree (aggregate_type, aggregate_id, txid, id);
 CREATE UNIQUE INDEX outbox_pkey ON outbox USING btree (id);
+CREATE INDEX request_logs_account_idx ON request_logs USING btree (account_id, id);
+CREATE INDEX request_logs_created_idx ON request_logs USING btree (created_at);
+CREATE UNIQUE INDEX request_logs_pkey ON request_logs USING btree (id);
+CREATE INDEX request_logs_request_idx ON request_logs USING btree (request_id);
 CREATE UNIQUE INDEX subscriptions_account_id_key ON subscriptions USING btree (account_id);
 CREATE INDEX subscriptions_due ON subscriptions USING btree (next_order_at);
 CREATE UNIQUE INDEX subscriptions_pkey ON subscriptions USING btree (id);

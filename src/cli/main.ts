@@ -7,7 +7,7 @@ import type { Database } from '../db/database.js';
 import type { Modules } from '../modules.js';
 import { AppError, ConflictError, NotFoundError } from '../kernel/errors.js';
 import { PLANS, type Plan } from '../kernel/plans.js';
-import { isScope, ROLE_SCOPES, type Scope } from '../kernel/scopes.js';
+import { isOAuthScope, isScope, OAUTH_SCOPES, ROLE_SCOPES, type OAuthScope, type Scope } from '../kernel/scopes.js';
 import { Refusal, UsageError } from './cli.errors.js';
 import { passwordFromStdin } from './password-input.js';
 
@@ -227,13 +227,13 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       const words = (text: string | undefined) => (text ?? '').split(/[\s,]+/).filter(Boolean);
       if (!values.name || (values.type !== 'confidential' && values.type !== 'public')) throw new UsageError('--name and --type confidential|public are required');
       const scopes = words(values.scopes);
-      if (scopes.length === 0 || scopes.some((s) => !isScope(s))) throw new UsageError(`--scopes must list scopes among: ${ROLE_SCOPES.admin.join(' ')}`);
+      if (scopes.length === 0 || scopes.some((s) => !isOAuthScope(s))) throw new UsageError(`--scopes must list scopes among: ${OAUTH_SCOPES.join(' ')}`);
       const grants = words(values.grants);
       if (grants.length === 0 || grants.some((g) => !(GRANTS as readonly string[]).includes(g))) throw new UsageError(`--grants must list grants among: ${GRANTS.join(' ')}`);
       // The owner (the admin unless --user names another): client-credentials tokens act as it.
       const owner = await accountOf({ ...context, values: { ...values, user: values.user ?? context.config.adminUsername } });
       const client = await (await context.modules()).identity.provides.oauthClients.register(
-        { name: values.name, type: values.type, redirectUris: values['redirect-uri'] ?? [], grants: grants as (typeof GRANTS)[number][], scopes: scopes as Scope[] },
+        { name: values.name, type: values.type, redirectUris: values['redirect-uri'] ?? [], grants: grants as (typeof GRANTS)[number][], scopes: scopes as OAuthScope[] },
         owner.id,
       );
       console.log(`registered ${client.type} OAuth client ${client.id} "${client.name}": grants ${client.grants.join(' ')}, scopes ${client.scopes.join(' ')}`);

@@ -175,6 +175,26 @@ export const SETTINGS = {
     default: '100',
     doc: 'Long polls of the event log (`GET /v2/events?wait=`) one account may hold at once on one instance; one more is a 429. 1 to 99999',
   }),
+  requestLog: {
+    enabled: variable('REQUEST_LOG', {
+      schema: Type.Enum(['on', 'off']),
+      parse: (raw) => raw !== 'off',
+      default: 'on',
+      doc: 'The request log (`GET /v2/request-logs`): every /v2 request an account makes, recorded through a bounded queue written in batches. `off` records nothing (for measuring its cost)',
+    }),
+    bodies: variable('REQUEST_LOG_BODIES', {
+      schema: Type.Enum(['all', 'errors', 'none']),
+      parse: (raw) => raw as 'all' | 'errors' | 'none',
+      default: (get) => (inProduction(get) ? 'errors' : 'all'),
+      defaultText: '`errors` when `CHEESE_ENV=production`, `all` otherwise',
+      doc: 'Which requests keep their request and answer bodies in the request log (the first 16 KB of each, secrets redacted): `all`, `errors` (4xx and 5xx only) or `none`',
+    }),
+    retentionDays: variable('REQUEST_LOG_RETENTION_DAYS', {
+      ...numeric('^[1-9][0-9]{0,3}$'),
+      default: '7',
+      doc: 'How long the request log keeps an entry: an hourly job deletes older ones. 1 to 9999',
+    }),
+  },
   dashboard: {
     sessionIdleMinutes: variable('DASHBOARD_SESSION_IDLE_MIN', { ...numeric('^[1-9][0-9]{0,4}$'), default: '120', doc: 'A dashboard sign-in unused for this many minutes ends (2 hours)' }),
     sessionMaxHours: variable('DASHBOARD_SESSION_MAX_H', { ...numeric('^[1-9][0-9]{0,3}$'), default: '12', doc: 'A dashboard sign-in ends this many hours after it began, used or not' }),

@@ -14,9 +14,9 @@ export function insertChannel(table: string, schema: string): string {
 
 /**
  * Tables whose committed inserts wake listeners on every instance: the outbox (the webhook
- * dispatchers). An instance that does not watch one itself (ROLE=api) still announces it.
+ * dispatchers, held event-log polls) and the request log (held tails). An instance that does not watch one itself (ROLE=api) still announces it.
  */
-export const ANNOUNCED_TABLES: ReadonlySet<string> = new Set(['outbox']);
+export const ANNOUNCED_TABLES: ReadonlySet<string> = new Set(['outbox', 'request_logs']);
 
 /**
  * At most one NOTIFY per table per this many ms per instance (issue 20): a NOTIFY inside the

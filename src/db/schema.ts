@@ -43,6 +43,7 @@ import {
   type WebhookTable,
 } from '../modules/webhooks/webhook.table.js';
 import { DASHBOARD_REVEAL_COLUMNS, type DashboardRevealTable } from '../modules/dashboard/dashboard.table.js';
+import { REQUEST_LOG_COLUMNS, type RequestLogTable } from '../modules/request-log/request-log.table.js';
 import type { ColumnsOf } from './table-columns.js';
 
 export interface DB {
@@ -71,6 +72,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
   dashboard_reveals: DashboardRevealTable;
+  request_logs: RequestLogTable;
   deployment: DeploymentTable;
 }
 
@@ -105,5 +107,6 @@ export const TABLES: { readonly [Table in keyof DB]: ColumnsOf<DB[Table]> } = {
   webhook_deliveries: WEBHOOK_DELIVERY_COLUMNS,
   webhook_attempts: WEBHOOK_ATTEMPT_COLUMNS,
   dashboard_reveals: DASHBOARD_REVEAL_COLUMNS,
+  request_logs: REQUEST_LOG_COLUMNS,
   deployment: DEPLOYMENT_COLUMNS,
 };

@@ -4,8 +4,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { securityFor } from './auth.js';
 import { API_VERSION } from '../version.js';
-import { SCOPE_DESCRIPTIONS } from '../kernel/scopes.js';
+import { OAUTH_SCOPES, SCOPE_DESCRIPTIONS } from '../kernel/scopes.js';
 import type { DocumentedRoute, OperationDocumenter } from '../kernel/module.js';
+
+/** What an OAuth client may ask for: `read:logs` is read with the account's own credentials only. */
+const OAUTH_SCOPE_DESCRIPTIONS = Object.fromEntries(OAUTH_SCOPES.map((scope) => [scope, SCOPE_DESCRIPTIONS[scope]]));
 import { refineDocument, SCHEMA_NAME_MARK } from './openapi-document.js';
 
 declare module 'fastify' {
@@ -110,6 +113,7 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
         { name: 'webhooks', description: 'Signed event deliveries to your endpoints: registration, the attempt log, test, replay and secret rotation. Event kinds: docs/events.md' },
         // issue 21 (helperA): the event log's tag
         { name: 'events', description: 'The event log: every event, read in commit order or polled forward. Kinds: docs/events.md' },
+        { name: 'request-logs', description: 'The request log: every /v2 request your account made, with status, timing, credential and bodies (secrets redacted), listed or tailed' },
         { name: 'accounts', description: 'Accounts\' rate-limit plans (staff)' },
         { name: 'health', description: 'Operations' },
       ],
@@ -128,9 +132,9 @@ export async function registerOpenApi(app: FastifyInstance, webhooks: Record<str
             type: 'oauth2',
             description: 'OAuth 2.0 at this deployment\'s root (metadata: `/.well-known/oauth-authorization-server`). Clients are registered by staff (`POST /oauth-clients`). Access tokens are `oat_…`, for one hour; refresh tokens rotate.',
             flows: {
-              authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
-              implicit: { authorizationUrl: '/oauth/authorize', scopes: SCOPE_DESCRIPTIONS },
-              clientCredentials: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS },
+              authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: OAUTH_SCOPE_DESCRIPTIONS },
+              implicit: { authorizationUrl: '/oauth/authorize', scopes: OAUTH_SCOPE_DESCRIPTIONS },
+              clientCredentials: { tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: OAUTH_SCOPE_DESCRIPTIONS },
             },
           },
           api_key: {

@@ -40,9 +40,10 @@ import { registerBodyParsers } from './body-parsers.js';
  * |    |               | the route's own hooks, then handler    |                                |
  * | 12 | onSend        | ETag, If-None-Match (304)              | every request                  |
  * | 13 | onSend        | unread body: drained, or closed        | every request                  |
- * | 14 | onSend        | read cache store                       | `config.readCache`             |
- * | 15 | onSend        | module stages `sent`                   | as each says (Idempotency-Key) |
- * | 16 | onSend        | compression (br, gzip; the ETag stage  | every route, after its own     |
+ * | 14 | onSend        | module stages `answered`               | every request (request log)    |
+ * | 15 | onSend        | read cache store                       | `config.readCache`             |
+ * | 16 | onSend        | module stages `sent`                   | as each says (Idempotency-Key) |
+ * | 17 | onSend        | compression (br, gzip; the ETag stage  | every route, after its own     |
  * |    |               | chose the coding: compression.ts)      | onSend hooks                   |
  *
  * Errors anywhere: one error handler, the Error shape (error-handler.ts). Refusals at 4 and 5
@@ -104,10 +105,11 @@ export async function registerPipeline(app: FastifyInstance, options: PipelineOp
     ...modules('handler').map(({ name, routes, hook }) => ({ name, phase: 'preHandler' as const, routes, hook })),
     { name: 'ETag', phase: 'onSend', hook: conditionalGet },
     { name: 'unread body', phase: 'onSend', hook: unreadBody },
+    ...modules('answered').map(({ name, hook }) => ({ name, phase: 'onSend' as const, hook })),
     ...(cache ? [{ name: 'read cache store', phase: 'onSend' as const, routes: cache.applies, hook: cache.store }] : []),
     ...modules('sent').map(({ name, routes, hook }) => ({ name, phase: 'onSend' as const, routes, hook })),
   ]);
-  // Stage 16, after every route's own onSend hooks too: what the stages above keep is identity bytes.
+  // Stage 17, after every route's own onSend hooks too: what the stages above keep is identity bytes.
   app.addHook('onRoute', compressLast);
 }
 

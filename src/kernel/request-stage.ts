@@ -17,13 +17,16 @@ export type RouteFilter = (route: RouteOptions) => boolean;
  *   with the principal set when the credential was valid; calls `next` with an error of its
  *   own (429) or none, and the refusal stands;
  * - `handler`: last before the handler (Idempotency-Key replays);
- * - `sent`: last as the answer is sent (Idempotency-Key records).
+ * - `sent`: last as the answer is sent (Idempotency-Key records);
+ * - `answered`: every request's answer as it is sent, refused and unrouted ones too, before
+ *   it is compressed (the request log keeps its body).
  */
 export type ModuleStage =
   | { name: string; at: 'authenticated'; routes: RouteFilter; hook: RequestHook }
   | { name: string; at: 'handler'; routes: RouteFilter; hook: RequestHook }
   | { name: string; at: 'refused'; hook: RequestHook }
-  | { name: string; at: 'sent'; routes: RouteFilter; hook: SendHook };
+  | { name: string; at: 'sent'; routes: RouteFilter; hook: SendHook }
+  | { name: string; at: 'answered'; hook: SendHook };
 
 /** A callback-style stage from an async one: it resolves `'answered'` when it sent the reply itself. */
 export function fromAsync(run: (request: FastifyRequest, reply: FastifyReply) => Promise<'answered' | void>): RequestHook {

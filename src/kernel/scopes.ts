@@ -1,13 +1,25 @@
 /** The union of both forms' scopes (decisions.md §6). `admin` implies every other. */
-export const SCOPES = ['read:cheeses', 'write:cheeses', 'read:orders', 'write:orders', 'read:profile', 'write:profile', 'admin'] as const;
+export const SCOPES = ['read:cheeses', 'write:cheeses', 'read:orders', 'write:orders', 'read:profile', 'write:profile', 'read:logs', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Scopes an OAuth client may register and ask for: all but `read:logs`, which shows every
+ * credential's requests and is read with the account's own credentials only (decisions: the
+ * request log).
+ */
+export const OAUTH_SCOPES = SCOPES.filter((scope): scope is Exclude<Scope, 'read:logs'> => scope !== 'read:logs');
+export type OAuthScope = (typeof OAUTH_SCOPES)[number];
+
+export function isOAuthScope(value: string): value is OAuthScope {
+  return (OAUTH_SCOPES as readonly string[]).includes(value);
+}
 
 export const ROLES = ['customer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** What each role may hold. A customer can never write the catalogue. */
 export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
-  customer: ['read:cheeses', 'read:orders', 'write:orders', 'read:profile', 'write:profile'],
+  customer: ['read:cheeses', 'read:orders', 'write:orders', 'read:profile', 'write:profile', 'read:logs'],
   admin: SCOPES,
 };
 
@@ -18,6 +30,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'write:orders': 'Place and manage orders',
   'read:profile': 'Read the customer profile',
   'write:profile': 'Update the customer profile',
+  'read:logs': 'Read the account\'s request log (GET /v2/request-logs, with an API key or login token of the account)',
   admin: 'Full access; staff only, granted by manual approval',
 };
 

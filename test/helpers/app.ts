@@ -68,6 +68,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     imageQueue: 4,
     readCacheTtlMs: 2000,
     eventsMaxHeldPerAccount: 100,
+    requestLog: { enabled: true, bodies: 'all', retentionDays: 7 },
     // Off: tests make many requests; test/limits/rate-limits.test.ts turns them on with its own figures.
     rateLimits: { enabled: false, free: { perHour: 100, burst: 10 }, pro: { perHour: 10_000, burst: 100 }, enterprise: { perSecond: 1000, burst: 1000 }, perMinute: 1000 },
     redisUrl: undefined,

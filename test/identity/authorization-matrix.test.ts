@@ -40,7 +40,7 @@ const STAFF: Row = { header: true, bearerKey: true, login: true, oauth: true, sc
 const ORDERS_READ: Row = { header: true, bearerKey: true, login: true, oauth: true, scope: 'read:orders' };
 const ORDERS_WRITE: Row = { header: true, bearerKey: true, login: true, oauth: true, scope: 'write:orders' };
 /** What a customer's login token holds (its role's scopes), and what the matrix's customer OAuth tokens were granted. */
-const CUSTOMER_LOGIN_SCOPES: readonly string[] = ['read:cheeses', 'read:orders', 'write:orders', 'read:profile', 'write:profile'];
+const CUSTOMER_LOGIN_SCOPES: readonly string[] = ['read:cheeses', 'read:orders', 'write:orders', 'read:profile', 'write:profile', 'read:logs'];
 const CUSTOMER_OAUTH_SCOPES: readonly string[] = ['read:cheeses', 'read:profile', 'write:profile'];
 
 const ROWS: Record<string, Row> = {
@@ -78,6 +78,9 @@ const ROWS: Record<string, Row> = {
   // The event log: what the credential's webhooks would carry (test/events).
   'GET /events': OWN_KEYS,
   'GET /events/{id}': OWN_KEYS,
+  // The request log: the account's own credentials only (every credential's requests are in it).
+  'GET /request-logs': { header: true, bearerKey: true, login: true, scope: 'read:logs' },
+  'GET /request-logs/{requestId}': { header: true, bearerKey: true, login: true, scope: 'read:logs' },
   'POST /webhooks/{id}/rotate-secret': OWN_KEYS,
   'GET /customer/logout': { login: true },
   'GET /cheeses': READ_ANY,

@@ -38,6 +38,7 @@ const HEADINGS = [
   '### Orders: place one and follow it to delivered',
   '### Webhooks: receive signed events',
   '### Polling the event log',
+  '### Your request log',
 ];
 
 /** Checks the test runs after a block, in the same shell. */
@@ -126,7 +127,8 @@ describe('README walk-through', () => {
     const part = text.slice(text.indexOf('\n### Your first API key\n'), text.indexOf('\n## The TypeScript SDK\n'));
     expect(part.match(/```sh\n/g)?.length).toBe(HEADINGS.length);
     // Every curl fails loudly, and no value is cut out of JSON with sed.
-    for (const line of part.split('\n').filter((l) => /(^|\$\(|\| )curl /.test(l.trim()))) expect(line).toMatch(/curl -sS --fail-with-body /);
+    // A line meant to fail prints its status instead, and says so (`# 404`).
+    for (const line of part.split('\n').filter((l) => /(^|\$\(|\| )curl /.test(l.trim()) && !/-w '%\{http_code\}\\n'.*# 4\d\d$/.test(l))) expect(line).toMatch(/curl -sS --fail-with-body /);
     expect(part).not.toMatch(/\| sed /);
   });
 
@@ -177,7 +179,10 @@ describe('README walk-through', () => {
       expect(stdout, context).toContain('"type":"order.placed"');
       expect(stdout, context).toMatch(/\{"items":\[\],"hasMore":false,"nextCursor":null,"nextAfter":"pos_[\w.-]+"\}/);
       expect(stdout, context).toContain('304, poll again in 5 s');
-      expect(stdout.trim().endsWith('cheese.new_arrival'), context).toBe(true);
+      expect(stdout, context).toMatch(/cheese\.new_arrival\n/);
+      // The request log: the 404 tailed, then read by its request id with the key redacted
+      expect(stdout, context).toMatch(/^404\n404\n\[redacted\]$/m);
+      expect(stdout.trim().endsWith('[redacted]'), context).toBe(true);
     }
     // Nothing written into the clone.
     expect(fs.existsSync(path.join(REPO, 'photo.jpg'))).toBe(false);

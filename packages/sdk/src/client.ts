@@ -5,6 +5,7 @@ import { retryingFetch, type FetchLike } from './transport.js';
 import { ApiKeys, Cheeses, Customers, Orders } from './resources.js';
 import { Webhooks } from './webhooks.js';
 import { Events } from './events.js';
+import { RequestLogs } from './request-logs.js';
 
 /** Every operation of the OpenAPI document. */
 export type { ApiClient, ApiPaths } from './api.js';
@@ -41,6 +42,7 @@ export class Fromagerie {
   readonly customers: Customers;
   readonly webhooks: Webhooks;
   readonly events: Events;
+  readonly requestLogs: RequestLogs;
   readonly apiKeys: ApiKeys;
 
   constructor(options: FromagerieOptions) {
@@ -66,6 +68,7 @@ export class Fromagerie {
     this.customers = new Customers(this.raw);
     this.webhooks = new Webhooks(this.raw);
     this.events = new Events(this.raw);
+    this.requestLogs = new RequestLogs(this.raw);
     this.apiKeys = new ApiKeys(this.raw);
   }
 }

@@ -1,7 +1,8 @@
 import type { ApiClient, ApiPaths } from './api.js';
 import { paginate, unwrap } from './call.js';
 import type { CallOptions } from './resources.js';
-import type { EventType, Page } from './types.js';
+import type { EventType, LogPage } from './types.js';
+import { tailPages, waitSecondsOf } from './tail.js';
 
 type ListOperation = ApiPaths['/events']['get'];
 export type EventListQuery = NonNullable<ListOperation['parameters']['query']>;
@@ -23,26 +24,13 @@ export interface TailOptions {
   pollIntervalMs?: number;
 }
 
-const DEFAULT_WAIT_S = 25;
 const TAIL_PAGE = 100;
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 export class Events {
   constructor(private readonly api: ApiClient) {}
 
   /** Newest first by default; `order: 'asc'` with `after` walks forward from an event. */
-  list(query: EventListQuery = {}, options?: CallOptions): Promise<Page<Event>> {
+  list(query: EventListQuery = {}, options?: CallOptions): Promise<LogPage<Event>> {
     return unwrap(this.api.GET('/events', { params: { query }, signal: options?.signal }));
   }
 
@@ -61,22 +49,13 @@ export class Events {
    * the next poll goes on, so nothing is skipped or yielded twice. Ends quietly when `signal`
    * aborts.
    */
-  async *tail(options: TailOptions = {}): AsyncGenerator<Event, void, undefined> {
+  tail(options: TailOptions = {}): AsyncGenerator<Event, void, undefined> {
     const { signal } = options;
     const type = options.types && options.types.length > 0 ? [...options.types] : undefined;
-    const wait = Math.min(25, Math.max(1, Math.round(options.waitSeconds ?? DEFAULT_WAIT_S)));
-    try {
-      let after = options.after ?? 'now';
-      while (!signal?.aborted) {
-        const query = { ...(type ? { type } : {}), after, wait, limit: TAIL_PAGE } as EventListQuery;
-        const page: ListBody = await unwrap(this.api.GET('/events', { params: { query }, signal }));
-        for (const event of page.items) yield event;
-        if (page.nextAfter) after = page.nextAfter;
-        if (page.items.length === 0 && options.pollIntervalMs) await pause(options.pollIntervalMs, signal);
-      }
-    } catch (error) {
-      if (signal?.aborted) return;
-      throw error;
-    }
+    const wait = waitSecondsOf(options.waitSeconds);
+    return tailPages<Event>((after) => {
+      const query = { ...(type ? { type } : {}), after, wait, limit: TAIL_PAGE } as EventListQuery;
+      return unwrap(this.api.GET('/events', { params: { query }, signal }));
+    }, options);
   }
 }

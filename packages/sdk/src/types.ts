@@ -17,6 +17,11 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** A page of a log (events, requests): `nextAfter` is where polling forward goes on (`after`). */
+export interface LogPage<T> extends Page<T> {
+  nextAfter: string | null;
+}
+
 type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 
 /** The JSON body of an operation's request, by operationId. */

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkCsrf } from '../../http/pages.js';
 import { NotFoundError, ValidationFailedError, type FieldError } from '../../kernel/errors.js';
-import { isScope, SCOPE_DESCRIPTIONS, SCOPES, type Scope } from '../../kernel/scopes.js';
+import { isOAuthScope, OAUTH_SCOPES, SCOPE_DESCRIPTIONS, type OAuthScope } from '../../kernel/scopes.js';
 import { hasVisibleText } from '../../kernel/text.js';
 import { GRANTS, type Grant } from '../identity/identity.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
@@ -30,7 +30,7 @@ interface Draft {
 const EMPTY: Draft = { name: '', type: 'confidential', grants: [], scopes: [], redirectUris: '' };
 
 /** The form as OAuthClientInput (the /v2 body schema) would take it, or what is wrong, by field. */
-function inputOf(draft: Draft): { input: { name: string; type: ClientType; grants: Grant[]; scopes: Scope[]; redirectUris: string[] } } | { problems: FieldError[] } {
+function inputOf(draft: Draft): { input: { name: string; type: ClientType; grants: Grant[]; scopes: OAuthScope[]; redirectUris: string[] } } | { problems: FieldError[] } {
   const problems: FieldError[] = [];
   const name = draft.name.trim();
   if (name.length === 0 || name.length > 100 || !hasVisibleText(name)) problems.push({ field: 'Name', message: 'needs 1 to 100 characters, some of them visible' });
@@ -38,13 +38,13 @@ function inputOf(draft: Draft): { input: { name: string; type: ClientType; grant
   if (draft.grants.length === 0) problems.push({ field: 'Grants', message: 'needs at least one: tick what the client may use' });
   if (!draft.grants.every((grant) => (GRANTS as readonly string[]).includes(grant))) problems.push({ field: 'Grants', message: 'holds an unknown grant' });
   if (draft.scopes.length === 0) problems.push({ field: 'Scopes', message: 'needs at least one: tick what the client may ask for' });
-  if (!draft.scopes.every(isScope)) problems.push({ field: 'Scopes', message: 'holds an unknown scope' });
+  if (!draft.scopes.every(isOAuthScope)) problems.push({ field: 'Scopes', message: 'holds an unknown scope' });
   // One per line; white space never belongs in a URI, so spaces separate them too.
   const redirectUris = [...new Set(draft.redirectUris.split(/\s+/).filter(Boolean))];
   if (redirectUris.length > MAX_REDIRECT_URIS) problems.push({ field: 'Redirect URIs', message: `holds more than ${MAX_REDIRECT_URIS}` });
   if (redirectUris.some((uri) => uri.length > 2000)) problems.push({ field: 'Redirect URIs', message: 'holds one longer than 2000 characters' });
   if (problems.length > 0) return { problems };
-  return { input: { name, type: draft.type as ClientType, grants: [...new Set(draft.grants)] as Grant[], scopes: [...new Set(draft.scopes)] as Scope[], redirectUris } };
+  return { input: { name, type: draft.type as ClientType, grants: [...new Set(draft.grants)] as Grant[], scopes: [...new Set(draft.scopes)] as OAuthScope[], redirectUris } };
 }
 
 /** The service's field names (`redirectUris.0`) as the form labels them. */
@@ -89,7 +89,7 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
         errors,
         types: Object.entries(TYPES).map(([value, label]) => ({ value, label, checked: draft.type === value })),
         grants: GRANTS.map((name) => ({ name, id: `grant-${name.replaceAll('_', '-')}`, description: GRANT_DESCRIPTIONS[name], checked: draft.grants.includes(name) })),
-        scopes: SCOPES.map((name) => ({ name, id: `scope-${name.replace(':', '-')}`, description: SCOPE_DESCRIPTIONS[name], checked: draft.scopes.includes(name) })),
+        scopes: OAUTH_SCOPES.map((name) => ({ name, id: `scope-${name.replace(':', '-')}`, description: SCOPE_DESCRIPTIONS[name], checked: draft.scopes.includes(name) })),
       });
     };
     scope.get('/oauth-clients/new', async (request, reply) => formPage(request, reply, EMPTY));

@@ -1,6 +1,6 @@
-import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { principalOf, type AuthRequirement } from '../../http/auth.js';
+import { clientGone } from '../../http/client-gone.js';
 import { errorResponses } from '../../http/common.schema.js';
 import { envelopeSchemas, EventIdParams, EventListQuery, EventPage, EventRef, eventSchemas, EventUnion } from './event.schema.js';
 import type { EventService } from './event.service.js';
@@ -20,16 +20,6 @@ const etag = { type: 'string', description: 'The representation\'s tag: send it 
 const pollInterval = { type: 'integer', minimum: 1, examples: [POLL_INTERVAL_S], description: 'How many seconds to wait before polling again when a page brought nothing new.' };
 const notModified = { type: 'null', description: 'Nothing changed since the `ETag` sent in `If-None-Match`: no body.', headers: { ETag: etag, 'X-Poll-Interval': pollInterval } };
 const gone = { $ref: 'Error#', description: 'The event is older than the log keeps (`EVENT_RETENTION_DAYS`) and was pruned: `type` is `not_found`. Told apart from a 404 by the time in the id (ids of events recorded before 2.5 carry none: those are a 404).' };
-
-/**
- * Aborts when the connection ends before the answer (a held request stops waiting for a client
- * that left). The response's 'close', not the request's: that one fires once a body is read.
- */
-function clientGone(response: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  response.once('close', () => controller.abort());
-  return controller.signal;
-}
 
 export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventService }> = async (app, { events }) => {
   for (const schema of [...envelopeSchemas(), ...eventSchemas(), EventUnion]) app.addSchema(schema);

@@ -5,8 +5,9 @@ import { hasScope } from '../../kernel/scopes.js';
 import { EVENT_TYPES, eventIdTime, eventJson, requiredScope, type EventType, type LogPosition, type LogQuery, type OutboxLog, type OutboxRecord } from '../outbox/outbox.module.js';
 import { EventGoneError } from './event.errors.js';
 import type { DeliveryStatusPort } from './events.ports.js';
-import type { LogWatcher, RowFilter } from './log-watcher.js';
+import type { HeadWatcher, RowFilter } from '../../kernel/head-watcher.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+import { pollingOrder } from '../../kernel/log-polling.js';
 
 const MAX_TYPES = 20;
 const CURSOR_KIND = 'events';
@@ -55,7 +56,7 @@ const matches = (pattern: string, type: string) => pattern === '*' || (pattern.e
  */
 export class EventService {
   constructor(
-    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number; watcher: LogWatcher; clock?: Clock },
+    private readonly options: { log: OutboxLog; deliveries: DeliveryStatusPort; cursors: CursorCodec; environment: string; retentionDays: number; watcher: HeadWatcher<OutboxRecord, LogPosition>; clock?: Clock },
   ) {}
 
   get #clock(): Clock {
@@ -68,16 +69,10 @@ export class EventService {
    * client goes away, or the instance drains: then it answers the page as it stands.
    */
   async list(principal: Principal, filters: EventFilters, hold: HoldOptions = {}): Promise<EventPageText> {
-    const order = filters.order ?? (filters.after !== undefined ? 'asc' : 'desc');
+    const order = pollingOrder(filters, 'an event id, or now');
     const waitSeconds = filters.waitSeconds ?? 0;
-    if (waitSeconds > 0 && filters.after === undefined) throw new InvalidRequestError('wait holds the request until an event past after arrives: send after (an event id, or now).', [{ field: 'wait', message: 'needs after' }]);
     const types = this.#types(principal, filters.type);
     if (filters.objectId !== undefined && filters.objectType === undefined) throw new InvalidRequestError('object_id needs object_type.', [{ field: 'object_id', message: 'needs object_type' }]);
-    if (filters.after !== undefined && order !== 'asc') throw new InvalidRequestError('after pages forward: send it with order=asc.', [{ field: 'after', message: 'needs order=asc' }]);
-    if (filters.after !== undefined && filters.cursor !== undefined) throw new InvalidRequestError('Send either after or cursor, not both: the cursor already says where the page starts.', [{ field: 'cursor', message: 'not with after' }]);
-    if (filters.createdGte !== undefined && filters.createdLt !== undefined && Date.parse(filters.createdGte) >= Date.parse(filters.createdLt)) {
-      throw new InvalidRequestError('created_gte must be before created_lt.', [{ field: 'created_lt', message: 'must be after created_gte' }]);
-    }
     const staff = principal.scopes.has('admin');
     const accountId = staff ? null : principal.accountId;
     const binding = JSON.stringify([types, filters.createdGte ?? null, filters.createdLt ?? null, filters.objectType ?? null, filters.objectId ?? null, Boolean(filters.undelivered), order]);
@@ -109,23 +104,8 @@ export class EventService {
   }
 
   /** The page, waiting (at most `waitSeconds`) for a row it would list when it is empty. */
-  async #held(principal: Principal, query: LogQuery, waitSeconds: number, clientGone?: AbortSignal): Promise<OutboxRecord[]> {
-    const { watcher } = this.options;
-    const release = watcher.hold(`account:${principal.accountId}`);
-    const ended = AbortSignal.any([AbortSignal.timeout(waitSeconds * 1000), ...(clientGone ? [clientGone] : [])]);
-    const concerns = rowFilter(query);
-    try {
-      for (;;) {
-        const { started, woken } = watcher.watch(concerns, ended);
-        await started;
-        const rows = await this.options.log.page(query);
-        if (rows.length > 0 || ended.aborted || watcher.closed) return rows;
-        await woken;
-        if (ended.aborted || watcher.closed) return rows;
-      }
-    } finally {
-      release();
-    }
+  #held(principal: Principal, query: LogQuery, waitSeconds: number, clientGone?: AbortSignal): Promise<OutboxRecord[]> {
+    return this.options.watcher.held(`account:${principal.accountId}`, rowFilter(query), waitSeconds * 1000, () => this.options.log.page(query), clientGone);
   }
 
   /** `after`: an event id, `now` (the head: only what comes next), or a position an empty page gave. */
@@ -203,7 +183,7 @@ export class EventService {
 }
 
 /** Whether a new row belongs on the page `query` asks for (in memory: what the watcher wakes by). */
-function rowFilter(query: LogQuery): RowFilter {
+function rowFilter(query: LogQuery): RowFilter<OutboxRecord> {
   const audiences = query.audiences && new Set(query.audiences);
   const types = query.types && new Set(query.types);
   return (row) =>

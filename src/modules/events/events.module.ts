@@ -5,7 +5,7 @@ import type { OutboxLog } from '../outbox/outbox.module.js';
 import { eventRoutes } from './event.routes.js';
 import { EventService } from './event.service.js';
 import type { DeliveryStatusPort } from './events.ports.js';
-import { LogWatcher } from './log-watcher.js';
+import { HeadWatcher } from '../../kernel/head-watcher.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { DeliveryStatusPort } from './events.ports.js';
@@ -39,10 +39,12 @@ export type EventsModule = FeatureModule<{
 export function createEventsModule(options: EventsOptions): EventsModule {
   const clock = options.clock ?? systemClock;
   let lastWarning = 0;
-  const watcher = new LogWatcher({
-    log: options.log,
-    afterOutboxCommit: options.afterOutboxCommit,
+  const { log } = options;
+  const watcher = new HeadWatcher({
+    log: { head: () => log.head(), beyond: (from, limit) => log.settledBeyond(from, limit), positionOf: (row) => ({ txid: row.txid, id: row.outboxId }) },
+    afterCommit: options.afterOutboxCommit,
     maxHeldPerAccount: options.maxHeldPerAccount,
+    instead: 'Poll without wait, or end another held request.',
     intervalMs: options.watchIntervalMs,
     onError: (error) => {
       // At most one line a minute while the database fails: held requests end at their deadline meanwhile.

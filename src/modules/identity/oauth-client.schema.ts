@@ -1,10 +1,10 @@
 import Type from 'typebox';
-import { SCOPES } from '../../kernel/scopes.js';
+import { OAUTH_SCOPES } from '../../kernel/scopes.js';
 import { VISIBLE_TEXT_PATTERN } from '../../kernel/text.js';
 import { GRANTS } from './oauth-client.rules.js';
 
 const Grant = Type.Enum([...GRANTS]);
-const ClientScope = Type.Enum([...SCOPES]);
+const ClientScope = Type.Enum([...OAUTH_SCOPES]);
 
 export const OAuthClient = Type.Object(
   {

@@ -7,6 +7,7 @@ import { databaseMetrics } from './database.metrics.js';
 import { httpMetrics, type ResponseHook } from './http.metrics.js';
 import { processMetrics } from './process.metrics.js';
 import { limitMetrics, type LimitCounts } from './limit.metrics.js';
+import { requestLogMetrics, type RequestLogCounts } from './request-log.metrics.js';
 import { workMetrics, type AttemptResult, type JobRunObserver } from './work.metrics.js';
 import type { BacklogSources } from './metrics.ports.js';
 import { type Clock } from '../../kernel/clock.js';
@@ -21,6 +22,8 @@ export interface MetricsOptions {
   backlog: BacklogSources;
   /** The limits module's live counters (Redis fallbacks, fail-closed refusals), read when scraped. */
   limitCounts?: Readonly<LimitCounts>;
+  /** The request log's recorder counts (entries written, dropped, waiting), read when scraped. */
+  requestLogCounts?: Readonly<RequestLogCounts>;
   clock?: Clock;
 }
 
@@ -53,6 +56,7 @@ export function createMetricsModule(options: MetricsOptions): MetricsModule {
   const work = workMetrics(registry);
   const stopPool = databaseMetrics(registry, options.database);
   if (options.limitCounts) limitMetrics(registry, options.limitCounts);
+  if (options.requestLogCounts) requestLogMetrics(registry, options.requestLogCounts);
   backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect, options.backlog), options.clock);
   const stopProcess = processMetrics(registry);
   return {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { SCOPES } from '../../kernel/scopes.js';
+import { OAUTH_SCOPES } from '../../kernel/scopes.js';
 import { protocolError, type AuthorizationServer, type ProtocolResponse } from './oauth.service.js';
 
 /** A form body: each parameter once (RFC 6749 §3.1), or the names given more than once. */
@@ -57,7 +57,7 @@ export function oauthRoutes(options: { server: AuthorizationServer }): FastifyPl
 
     app.get('/.well-known/oauth-authorization-server', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) => {
       reply.header('cache-control', 'public, max-age=3600');
-      return server.metadata(SCOPES);
+      return server.metadata(OAUTH_SCOPES);
     });
 
     const formOf = (request: FastifyRequest): FormBody | undefined => (request.body as FormBody | undefined)?.values ? (request.body as FormBody) : undefined;

@@ -1093,6 +1093,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/request-logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The request log: the requests your account made, newest first, or tailed
+         * @description What your integration sent and what it got back: method, path, status, duration, credential, `Idempotency-Key`, request id, and headers and bodies with every secret redacted. Filters combine. Tailing: `GET /request-logs?after=now&wait=25`, then `after=<nextAfter>` each time, holds each request until an entry arrives. Needs `read:logs` (customers may hold it; `admin` implies it) on an API key or login token of the account: an OAuth app's token is refused. A customer sees its account's requests, staff every account's; only the credential's environment (a test key sees test requests). Every /v2 request made with a valid credential is recorded, once answered, whatever its status (unauthenticated requests belong to no account and are not); reading the log is not itself recorded. Entries are kept `REQUEST_LOG_RETENTION_DAYS` (7 by default).
+         *
+         *     Needs the `read:logs` scope.
+         */
+        get: operations["listRequestLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/request-logs/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One request of the log, by its request id
+         * @description The newest request with this `X-Request-Id` (an event's `metadata.request_id` names one). Needs `read:logs` (customers may hold it; `admin` implies it) on an API key or login token of the account: an OAuth app's token is refused. A customer sees its account's requests, staff every account's; only the credential's environment (a test key sees test requests). Every /v2 request made with a valid credential is recorded, once answered, whatever its status (unauthenticated requests belong to no account and are not); reading the log is not itself recorded. Entries are kept `REQUEST_LOG_RETENTION_DAYS` (7 by default).
+         *
+         *     Needs the `read:logs` scope.
+         */
+        get: operations["getRequestLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "order.placed": {
@@ -1640,7 +1684,7 @@ export interface components {
             /** @description The name it was registered under. */
             name: string;
             /** @description What it may do on the account: every scope of its grants in force (a token never holds more than the account's role allows today). */
-            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
             /**
              * Format: date-time
              * @description When the account authorized it (the oldest grant still in force).
@@ -1664,7 +1708,7 @@ export interface components {
             /** @description The username of the account it belongs to. */
             owner: string;
             /** @description The scopes of the credential that chose `events`: they decide what is delivered (`admin`: every account's events). */
-            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
             /** @description False while paused (PATCH), or after the receiver answered 410 Gone (see `disabledReason`). Events are not fanned out to an inactive webhook. */
             active: boolean;
             disabledReason: string | null;
@@ -1690,7 +1734,7 @@ export interface components {
             /** @description The username of the account it belongs to. */
             owner: string;
             /** @description The scopes of the credential that chose `events`: they decide what is delivered (`admin`: every account's events). */
-            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
             /** @description False while paused (PATCH), or after the receiver answered 410 Gone (see `disabledReason`). Events are not fanned out to an inactive webhook. */
             active: boolean;
             disabledReason: string | null;
@@ -4016,6 +4060,72 @@ export interface components {
         });
         /** @description An event of the log: the webhook envelope of its kind (byte for byte), and `pending_webhooks`. Switch on `type`; every kind and its `data` are in docs/events.md. */
         Event: components["schemas"]["OrderPlacedEvent"] | components["schemas"]["OrderConfirmedEvent"] | components["schemas"]["OrderShippedEvent"] | components["schemas"]["OrderDeliveredEvent"] | components["schemas"]["OrderCancelledEvent"] | components["schemas"]["CheeseBackInStockEvent"] | components["schemas"]["CheeseLowStockEvent"] | components["schemas"]["CheeseOutOfStockEvent"] | components["schemas"]["CheeseNewArrivalEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerSubscriptionChangedEvent"] | components["schemas"]["WebhookTestEvent"] | components["schemas"]["ApiKeyExpiringEvent"];
+        /** @description One request an account made to /v2, as recorded when it was answered. */
+        RequestLogEntry: {
+            /** @enum {string} */
+            object: "request_log";
+            /**
+             * @description The request's `X-Request-Id` (yours when you sent a safe one): what an event's `metadata.request_id` names.
+             * @example 6f1c2b9e-3a4d-4e8f-9b1a-2c3d4e5f6a7b
+             */
+            requestId: string;
+            /**
+             * Format: date-time
+             * @description When the request arrived.
+             */
+            createdAt: string;
+            /** @example POST */
+            method: string;
+            /**
+             * @description The operation's path template (`/v2/orders/:id`); the path itself when no operation matched (a 404).
+             * @example /v2/orders
+             */
+            route: string;
+            /** @example /v2/orders */
+            path: string;
+            /** @description The query string without `?`, secrets redacted; empty when none. */
+            query: string;
+            /** @example 201 */
+            status: number;
+            /** @description From the request's arrival to the answer's last byte handed to the connection. */
+            durationMs: number;
+            credential: {
+                /**
+                 * @description What authenticated the request.
+                 * @enum {unknown}
+                 */
+                kind: "api_key" | "login_token" | "oauth_token";
+                /**
+                 * @description Public, never the secret: an API key's `prefix` (its first 16 characters, as `GET /v2/api-keys` lists it), an OAuth client's id, `login_token:<session>`.
+                 * @example sk_test_Xq3v9Lm2
+                 */
+                label: string;
+            };
+            /** @description The account that made the request (staff see every account's). */
+            accountId: string;
+            /** @description The `Idempotency-Key` header, when sent. */
+            idempotencyKey: string | null;
+            /** @description The client's address (through trusted proxies: TRUST_PROXY). */
+            clientIp: string;
+            /** @description The `User-Agent` header, when sent. */
+            userAgent: string | null;
+            request: {
+                /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description The first 16 KB, as text, with every password, secret and token redacted (by field name, and by shape anywhere: `sk_…`, `whsec_…`, OAuth tokens and client secrets, JWTs); bytes and streams described, not kept. Null when none was sent, or when `REQUEST_LOG_BODIES` keeps none for this answer (`errors`: only 4xx and 5xx keep bodies; `none`). */
+                body: string | null;
+            };
+            response: {
+                /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description The first 16 KB, as text, with every password, secret and token redacted (by field name, and by shape anywhere: `sk_…`, `whsec_…`, OAuth tokens and client secrets, JWTs); bytes and streams described, not kept. Null when none was sent, or when `REQUEST_LOG_BODIES` keeps none for this answer (`errors`: only 4xx and 5xx keep bodies; `none`). */
+                body: string | null;
+            };
+        };
         ApiKey: {
             /** Format: int64 */
             id: number;
@@ -4032,7 +4142,7 @@ export interface components {
             last4: string | null;
             /** @enum {unknown} */
             environment: "live" | "test";
-            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
             expiresAt: string | null;
             /** @description Updated at most once a minute. */
             lastUsedAt: string | null;
@@ -4118,7 +4228,7 @@ export interface components {
             last4: string | null;
             /** @enum {unknown} */
             environment: "live" | "test";
-            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
             expiresAt: string | null;
             /** @description Updated at most once a minute. */
             lastUsedAt: string | null;
@@ -4145,7 +4255,7 @@ export interface components {
             last4: string | null;
             /** @enum {unknown} */
             environment: "live" | "test";
-            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+            scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
             expiresAt: string | null;
             /** @description Updated at most once a minute. */
             lastUsedAt: string | null;
@@ -4560,7 +4670,7 @@ export interface operations {
                 "application/json": {
                     name?: string | null;
                     /** @description Never more than the owner may hold, nor more than the credential creating it carries. */
-                    scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "admin")[];
+                    scopes: ("read:cheeses" | "write:cheeses" | "read:orders" | "write:orders" | "read:profile" | "write:profile" | "read:logs" | "admin")[];
                     /** @description When the key stops working; omitted: never, or when the creating credential expires. */
                     expiresAt?: string | null;
                 };
@@ -12257,6 +12367,236 @@ export interface operations {
             };
             /** @description The event is older than the log keeps (`EVENT_RETENTION_DAYS`) and was pruned: `type` is `not_found`. Told apart from a 404 by the time in the id (ids of events recorded before 2.5 carry none: those are a 404). */
             410: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit: `Retry-After` says in how many seconds to retry; `RateLimit-Policy` and `RateLimit` (on every response) say which limit and what is left. */
+            429: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service cannot answer now (its database does not answer, or this client has too many open connections): nothing changed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRequestLogs: {
+        parameters: {
+            query?: {
+                /** @description Entries per page, 1 to 100. */
+                limit?: number;
+                /** @description `nextCursor` of the previous page, unchanged, with the same filters (another filter is a 400). */
+                cursor?: string;
+                /**
+                 * @description A class (`2xx`, `4xx`, `5xx`) or one status (`404`).
+                 * @example 4xx
+                 */
+                status?: string;
+                /** @description Only requests of this method. */
+                method?: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+                /**
+                 * @description Only paths starting with this (`/v2/orders` also finds `/v2/orders/42`).
+                 * @example /v2/orders
+                 */
+                path?: string;
+                /** @description Only requests of this credential: a key's `prefix`, an OAuth client id, or a kind (`api_key`, `login_token`, `oauth_token`). */
+                credential?: string;
+                /** @description Only requests that sent this `Idempotency-Key` (the first and its replays). */
+                idempotency_key?: string;
+                /** @description Only the request(s) with this `X-Request-Id`. */
+                request_id?: string;
+                /** @description Arrived at or after this instant. */
+                created_gte?: string;
+                /** @description Arrived before this instant. */
+                created_lt?: string;
+                /** @description `desc`: newest first (the default without `after`). `asc`: oldest first (the default with `after`). */
+                order?: "desc" | "asc";
+                /**
+                 * @description Polls forward: the entries recorded after this place, in the order they were written. `now`: only what is recorded after this request; a request id of yours; or the `nextAfter` of an earlier page.
+                 * @example now
+                 */
+                after?: string;
+                /**
+                 * @description Long poll, with `after`: when nothing past `after` is recorded yet, hold the request up to this many seconds until an entry the filters would list is (entries are written in batches, within about a quarter of a second of their answer), then answer the page; at the end of the wait, an empty page. Held requests of one account on one instance are limited (`EVENTS_MAX_HELD_PER_ACCOUNT`, 100 by default, counted apart from the event log's): past it a 429; an instance shutting down answers them at once.
+                 * @example 25
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Newest first (`order=asc`: oldest first). */
+                        items: components["schemas"]["RequestLogEntry"][];
+                        hasMore: boolean;
+                        /** @description Pass as `cursor` for the next page, with the same filters; null exactly when `hasMore` is false. */
+                        nextCursor: string | null;
+                        /** @description Polling forward (`order=asc`): pass as `after` in the next poll to go on exactly where this page ended (an opaque `pos_…`), also when the page is empty. Null when newest first. */
+                        nextAfter: string | null;
+                    };
+                };
+            };
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing, invalid, expired, revoked, or of the wrong environment. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential valid but lacking the scope or ownership. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a rate limit: `Retry-After` says in how many seconds to retry; `RateLimit-Policy` and `RateLimit` (on every response) say which limit and what is left. */
+            429: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The service cannot answer now (its database does not answer, or this client has too many open connections): nothing changed; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRequestLog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The request's `X-Request-Id`. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One request an account made to /v2, as recorded when it was answered. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogEntry"];
+                };
+            };
+            /** @description Invalid path or query parameter (a percent-escape that is not UTF-8, a number not in plain decimal, a date-time that is not an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, a leap second `:60` included), named in `errors`; or a body that is not valid JSON or not UTF-8. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing, invalid, expired, revoked, or of the wrong environment. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential valid but lacking the scope or ownership. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. */
+            404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];

@@ -1,0 +1,102 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { isPostgres } from '../../db/dialect.js';
+import { toIso } from '../../db/columns.js';
+import type { RequestLogEntry } from './request-log.recorder.js';
+import type { RequestLogTable } from './request-log.table.js';
+
+export type RequestLogRow = Omit<Selectable<RequestLogTable>, 'created_at'> & { created_at: string };
+
+/** One transaction-scoped advisory lock, held by each batch from its first id to its commit. */
+const WRITER_LOCK = 0x72657131; // "req1"
+
+export interface RequestLogQuery {
+  /** Null for staff: every account's. */
+  accountId: number | null;
+  environment: string;
+  status?: { exact: number } | { from: number; below: number };
+  method?: string;
+  pathPrefix?: string;
+  credential?: string;
+  idempotencyKey?: string;
+  requestId?: string;
+  createdGte?: string;
+  createdLt?: string;
+  order: 'asc' | 'desc';
+  /** Strictly past this id in `order`. */
+  from?: number;
+  limit: number;
+}
+
+const fromRow = (row: Selectable<RequestLogTable>): RequestLogRow => ({ ...row, id: Number(row.id), account_id: Number(row.account_id), status: Number(row.status), duration_ms: Number(row.duration_ms), created_at: toIso(row.created_at) });
+
+/**
+ * The request log's SQL. Ids are in commit order on both dialects, so a reader moving forward
+ * by id never skips an entry that commits late: SQLite has one writer, and on PostgreSQL each
+ * batch takes its ids under an advisory lock held until it commits, so no batch can take
+ * lower ids than one already visible.
+ */
+export class RequestLogRepository {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async insertBatch(entries: RequestLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${WRITER_LOCK})`.execute(trx);
+      await trx.insertInto('request_logs').values(entries).execute();
+    });
+  }
+
+  async page(query: RequestLogQuery): Promise<RequestLogRow[]> {
+    let select = this.db.selectFrom('request_logs').selectAll().where('environment', '=', query.environment);
+    if (query.accountId !== null) select = select.where('account_id', '=', query.accountId);
+    const { status } = query;
+    if (status && 'exact' in status) select = select.where('status', '=', status.exact);
+    else if (status) select = select.where('status', '>=', status.from).where('status', '<', status.below);
+    if (query.method) select = select.where('method', '=', query.method);
+    if (query.pathPrefix) select = select.where(sql<string>`substr(path, 1, ${query.pathPrefix.length})`, '=', query.pathPrefix);
+    if (query.credential) {
+      const credential = query.credential;
+      select = select.where((eb) => eb.or([eb('credential_label', '=', credential), eb('credential_kind', '=', credential)]));
+    }
+    if (query.idempotencyKey) select = select.where('idempotency_key', '=', query.idempotencyKey);
+    if (query.requestId) select = select.where('request_id', '=', query.requestId);
+    if (query.createdGte) select = select.where('created_at', '>=', query.createdGte);
+    if (query.createdLt) select = select.where('created_at', '<', query.createdLt);
+    if (query.from !== undefined) select = select.where('id', query.order === 'asc' ? '>' : '<', query.from);
+    const rows = await select.orderBy('id', query.order).limit(query.limit).execute();
+    return rows.map(fromRow);
+  }
+
+  /** The newest entry of a request id the caller may see (a client's own X-Request-Id may repeat). */
+  async byRequestId(requestId: string, accountId: number | null, environment: string): Promise<RequestLogRow | undefined> {
+    let select = this.db.selectFrom('request_logs').selectAll().where('request_id', '=', requestId).where('environment', '=', environment);
+    if (accountId !== null) select = select.where('account_id', '=', accountId);
+    const row = await select.orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return row && fromRow(row);
+  }
+
+  /** The last id written (0 when the log is empty). */
+  async head(): Promise<number> {
+    const row = await this.db.selectFrom('request_logs').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    return Number(row?.id ?? 0);
+  }
+
+  /** Who and where the entries past `from` are: what the watcher wakes held tails by. */
+  async beyond(from: number, limit: number): Promise<Array<{ id: number; accountId: number; environment: string }>> {
+    const rows = await this.db.selectFrom('request_logs').select(['id', 'account_id', 'environment']).where('id', '>', from).orderBy('id').limit(limit).execute();
+    return rows.map((row) => ({ id: Number(row.id), accountId: Number(row.account_id), environment: row.environment }));
+  }
+
+  /** Entries older than `before`, in slices (a large prune never holds the writer's lock long). */
+  async prune(before: string, slice = 5000): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const ids = this.db.selectFrom('request_logs').select('id').where('created_at', '<', before).limit(slice);
+      const result = await this.db.deleteFrom('request_logs').where('id', 'in', ids).executeTakeFirst();
+      const deleted = Number(result.numDeletedRows);
+      total += deleted;
+      if (deleted < slice) return total;
+    }
+  }
+}
