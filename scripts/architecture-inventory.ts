@@ -93,7 +93,7 @@ export interface Wire {
 
 /**
  * What the composition root hands each module: every `other.provides.x` named in an option of
- * its `create…Module({…})` call, directly or through a holder bound later (`holder.port =
+ * its `create…Module({…})` call or its `module.wire({…})`, directly or through a holder bound later (`holder.port =
  * other.provides.x`), or passed to one of its own offerings once built
  * (`module.provides.f(other.provides.x)`).
  */
@@ -112,6 +112,14 @@ export function wiringOf(source: string, modules: readonly string[]): Wire[] {
     // createOAuthModule builds `oauth`, createRequestLogModule `requestLog`.
     const to = modules.find((module) => module.toLowerCase() === call[1]!.toLowerCase()) ?? call[1]!;
     if (!known.has(to)) throw new Error(`src/modules.ts: create${call[1]}Module builds no module of Modules`);
+    for (const [option, expression] of entriesOf(argumentsAt(source, call.index + call[0].length - 1))) {
+      for (const from of new Set(offerings(expression))) if (!from.startsWith(`${to}.`)) wires.push({ to, option, from });
+    }
+  }
+  // The second phase: `module.wire({ port: other.provides.x })`.
+  for (const call of source.matchAll(/^\s*(\w+)\.wire\(/gm)) {
+    const to = call[1]!;
+    if (!known.has(to)) continue;
     for (const [option, expression] of entriesOf(argumentsAt(source, call.index + call[0].length - 1))) {
       for (const from of new Set(offerings(expression))) if (!from.startsWith(`${to}.`)) wires.push({ to, option, from });
     }

@@ -18,8 +18,6 @@ import { createEventsModule, type EventsModule } from './modules/events/events.m
 import { createDashboardModule, type DashboardModule } from './modules/dashboard/dashboard.module.js';
 import { createMetricsModule, type MetricsModule } from './modules/metrics/metrics.module.js';
 import { createRequestLogModule, type RequestLogModule } from './modules/request-log/request-log.module.js';
-import type { CheeseDeletionPort } from './modules/catalogue/catalogue.module.js';
-import type { AccountDeletionPort } from './modules/customers/customers.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
 import { CursorCodec } from './kernel/pagination.js';
 import { systemClock } from './kernel/clock.js';
@@ -67,8 +65,6 @@ export function createModules(
     redisUrl: config.redisUrl,
     redisKeyPrefix: config.redisKeyPrefix,
     warn: (message) => log(message, {}),
-    // Asked only once requests flow, when identity exists.
-    planOf: (accountId) => identity.provides.accounts.planOf(accountId),
     planCacheMs: config.planCacheMs,
     clock,
   });
@@ -90,8 +86,7 @@ export function createModules(
     database,
     limitCounts: limits.provides.counts,
     requestLogCounts: requestLog.provides.counts,
-    // Read at scrape time, when webhooks (built below, with the metrics' attempt counter) exists.
-    backlog: { outbox: outbox.provides.consumers, deliveries: { backlog: (executor, now) => webhooks.provides.deliveryBacklog.backlog(executor, now) } },
+    backlog: { outbox: outbox.provides.consumers },
     clock,
   });
   const identity = createIdentityModule({
@@ -111,11 +106,7 @@ export function createModules(
     },
     clock,
   });
-  // Catalogue asks orders before a cheese goes (and customers before an account closes), while
-  // orders need both: the ports are bound once orders exist, so no module builds another.
-  const ordersDeletion: { port?: CheeseDeletionPort; account?: AccountDeletionPort } = {};
   const catalogue = createCatalogueModule({
-    cheeseDeletion: { beforeCheeseDeleted: (trx, cheeseId, ctx) => ordersDeletion.port!.beforeCheeseDeleted(trx, cheeseId, ctx) },
     db,
     outbox: outbox.provides.outbox,
     publicUrl: config.publicUrl,
@@ -131,7 +122,6 @@ export function createModules(
   const customers = createCustomersModule({
     db,
     bruteForce,
-    accountDeletion: { beforeAccountDeleted: (trx, accountId) => ordersDeletion.account!.beforeAccountDeleted(trx, accountId) },
     accounts: identity.provides.accounts,
     directory: identity.provides.directory,
     cheeses: catalogue.provides.cheeses,
@@ -170,8 +160,6 @@ export function createModules(
     customers: customers.provides.customers,
     clock,
   });
-  ordersDeletion.port = orders.provides.cheeseDeletion;
-  ordersDeletion.account = orders.provides.accountDeletion;
   const webhooks = createWebhooksModule({
     db,
     environment: config.env,
@@ -187,6 +175,14 @@ export function createModules(
     onAttempt: metrics.provides.webhookAttempted,
     clock,
   });
+  // The second phase: ports of modules built before the ones that offer them. The catalogue
+  // asks orders before a cheese goes and customers before an account closes, while orders
+  // need both; limits ask identity for plans, while identity takes their brute-force guard;
+  // metrics read webhooks' backlog, while webhooks count their attempts in metrics.
+  catalogue.wire({ cheeseDeletion: orders.provides.cheeseDeletion });
+  customers.wire({ accountDeletion: orders.provides.accountDeletion });
+  limits.wire({ planOf: (accountId) => identity.provides.accounts.planOf(accountId) });
+  metrics.wire({ deliveries: webhooks.provides.deliveryBacklog });
   // Nothing an OAuth grant created outlives it: the webhooks its tokens made go in the transaction that ends it.
   oauth.provides.onGrantsEnded(webhooks.provides.grantsEnded);
   // The outbox keeps every row a kept delivery points at (its prune never names their table).

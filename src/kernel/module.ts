@@ -49,3 +49,26 @@ export interface DocumentedRoute {
 
 /** Adds to one operation of the OpenAPI document (its `headers`, `response`) what a module knows of it. */
 export type OperationDocumenter = (route: DocumentedRoute, operation: Record<string, unknown>) => void;
+
+/**
+ * The second phase of a module's life (create, wire, start): ports it needs from modules built
+ * after it, handed over once by the composition root (src/modules.ts) when every module exists.
+ * A port read before then is a wiring mistake, said at once; so is wiring twice.
+ */
+export interface Wired<Ports> {
+  wire(ports: Ports): void;
+}
+
+export function latePorts<Ports>(module: string): Wired<Ports> & { readonly ports: Ports } {
+  let wired: Ports | undefined;
+  return {
+    wire(ports) {
+      if (wired) throw new Error(`${module}: wired twice`);
+      wired = ports;
+    },
+    get ports(): Ports {
+      if (!wired) throw new Error(`${module}: a port was used before src/modules.ts wired the module`);
+      return wired;
+    },
+  };
+}

@@ -192,7 +192,9 @@ describe('the metrics server', () => {
   it('binds 127.0.0.1 when told so, and answers nothing but /metrics', async () => {
     const storage = await createTestStorage();
     const database = openDatabase({ dataDir: storage.dataDir });
-    const metrics = createMetricsModule({ database, backlog: backlogOf(database) });
+    const sources = backlogOf(database);
+    const metrics = createMetricsModule({ database, backlog: sources });
+    metrics.wire({ deliveries: sources.deliveries });
     const server = await startMetricsServer(metrics.provides, { port: 0, host: '127.0.0.1' });
     try {
       expect(server.address.address).toBe('127.0.0.1');
@@ -349,7 +351,9 @@ describe(`metrics of one app (${DIALECT})`, () => {
     const { port } = silent.address() as net.AddressInfo;
     const storage = await createTestStorage();
     const database = openDatabase({ dataDir: storage.dataDir, databaseUrl: `postgres://nobody@127.0.0.1:${port}/none` });
-    const metrics = createMetricsModule({ database, backlog: backlogOf(database) });
+    const sources = backlogOf(database);
+    const metrics = createMetricsModule({ database, backlog: sources });
+    metrics.wire({ deliveries: sources.deliveries });
     try {
       const started = performance.now();
       const text = await metrics.provides.text();

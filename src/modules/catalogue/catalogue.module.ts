@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ChangeBroadcast } from '../../db/change-broadcast.js';
 import type { DB } from '../../db/schema.js';
-import type { FeatureModule } from '../../kernel/module.js';
+import { latePorts, type FeatureModule, type Wired } from '../../kernel/module.js';
 import { BoundedWork } from '../../kernel/bounded-work.js';
 import type { CursorCodec } from '../../kernel/pagination.js';
 import type { Outbox } from '../outbox/outbox.module.js';
@@ -43,8 +43,6 @@ export interface CatalogueOptions {
   /** Images decoded at once, and uploads allowed to wait for a turn (503 beyond). */
   imageConcurrency: number;
   imageQueue: number;
-  /** Asked before a cheese is deleted; the orders module implements it. */
-  cheeseDeletion: CheeseDeletionPort;
   /** Tells the other instances about catalogue changes, and them us (none: this instance only). */
   broadcast?: ChangeBroadcast;
   clock?: Clock;
@@ -59,12 +57,19 @@ export interface CatalogueProvides {
   stock: StockService;
 }
 
-export type CatalogueModule = FeatureModule<CatalogueProvides>;
+/** Wired once orders exist (they are built after the catalogue: they reserve its stock). */
+export interface CataloguePorts {
+  /** Asked before a cheese is deleted; the orders module implements it. */
+  cheeseDeletion: CheeseDeletionPort;
+}
+
+export type CatalogueModule = FeatureModule<CatalogueProvides> & Wired<CataloguePorts>;
 
 /** Cheeses, their categories, tags, images and stock (both forms of the interface). */
 export function createCatalogueModule(options: CatalogueOptions): CatalogueModule {
   const { db, outbox, publicUrl } = options;
   const clock = options.clock ?? systemClock;
+  const late = latePorts<CataloguePorts>('catalogue');
   const cheeseRepository = new CheeseRepository(db);
   const taxonomy = new TaxonomyRepository();
   const imageRepository = new ImageRepository(db);
@@ -79,7 +84,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
     reader,
     changes,
     outbox,
-    cheeseDeletion: options.cheeseDeletion,
+    cheeseDeletion: { beforeCheeseDeleted: (trx, cheeseId, ctx) => late.ports.cheeseDeletion.beforeCheeseDeleted(trx, cheeseId, ctx) },
     publicUrl,
     lowStockGrams: Math.round(options.lowStockThresholdKg * 1000),
   });
@@ -87,6 +92,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
   const images = new ImageService({ images: imageRepository, storage, reader, changes, publicUrl });
   return {
     name: 'catalogue',
+    wire: late.wire,
     routes: async (app) => {
       app.addSchema(Category);
       app.addSchema(Tag);

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { FeatureModule } from '../../kernel/module.js';
+import { latePorts, type FeatureModule, type Wired } from '../../kernel/module.js';
 import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
 import type { CheeseDirectory } from '../catalogue/catalogue.module.js';
 import type { AccountDirectory, AccountService } from '../identity/identity.module.js';
@@ -25,8 +25,12 @@ export interface CustomersOptions {
   outbox: Outbox;
   /** Limits sign-ups per address (the limits module). */
   bruteForce?: BruteForceGuard;
+}
+
+/** Wired once orders exist (they are built after customers: they read their tiers). */
+export interface CustomersPorts {
   /** Asked before an account is closed; the orders module implements it. */
-  accountDeletion?: AccountDeletionPort;
+  accountDeletion: AccountDeletionPort;
 }
 
 export interface CustomersProvides {
@@ -36,18 +40,20 @@ export interface CustomersProvides {
   preferences: PreferencesService;
 }
 
-export type CustomersModule = FeatureModule<CustomersProvides>;
+export type CustomersModule = FeatureModule<CustomersProvides> & Wired<CustomersPorts>;
 export type { AccountDeletionPort, CustomerService } from './customer.service.js';
 export type { PreferencesService } from './preferences.service.js';
 
 /** Customer accounts: sign-up, Form A's profile, Form B's addresses and preferences, closing an account. */
 export function createCustomersModule(options: CustomersOptions): CustomersModule {
+  const late = latePorts<CustomersPorts>('customers');
   const repository = new CustomerRepository(options.directory, options.cheeses);
-  const customers = new CustomerService({ ...options, customers: repository });
+  const customers = new CustomerService({ ...options, customers: repository, accountDeletion: { beforeAccountDeleted: (trx, accountId) => late.ports.accountDeletion.beforeAccountDeleted(trx, accountId) } });
   const addresses = new AddressService({ db: options.db, addresses: new AddressRepository(), customers, outbox: options.outbox });
   const preferences = new PreferencesService({ db: options.db, repository, customers, outbox: options.outbox });
   return {
     name: 'customers',
+    wire: late.wire,
     routes: async (app) => {
       await app.register(customerRoutes, { customers, bruteForce: options.bruteForce ?? NO_GUARD });
       await app.register(profileRoutes, { addresses, preferences });

@@ -1,4 +1,4 @@
-import type { FeatureModule } from '../../kernel/module.js';
+import { latePorts, type FeatureModule, type Wired } from '../../kernel/module.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import { multiplierOf } from './environment.rules.js';
 import { RateLimiter, type RateLimitSettings } from './rate-limiter.js';
@@ -19,8 +19,6 @@ export interface LimitsOptions {
   redisUrl: string | undefined;
   redisKeyPrefix: string;
   warn: (message: string) => void;
-  /** The account's plan (identity's), asked when a plan is not cached. */
-  planOf: (accountId: number) => Promise<Plan>;
   /** How long an account's plan is trusted (rate-limit.hooks.ts's PLAN_CACHE_MS unless given). */
   planCacheMs?: number;
   clock?: Clock;
@@ -41,17 +39,25 @@ export interface LimitsProvides {
   close(): Promise<void>;
 }
 
-export type LimitsModule = FeatureModule<LimitsProvides>;
+/** Wired once identity exists (it is built after limits: it takes their brute-force guard). */
+export interface LimitsPorts {
+  /** The account's plan (identity's), asked when a plan is not cached. */
+  planOf: (accountId: number) => Promise<Plan>;
+}
+
+export type LimitsModule = FeatureModule<LimitsProvides> & Wired<LimitsPorts>;
 
 /** Rate limits (decisions.md §7): per plan and per minute, and brute-force limits on logins. */
 export function createLimitsModule(options: LimitsOptions): LimitsModule {
   const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix, options.clock) : undefined;
   const limiter = new RateLimiter(options.settings, multiplierOf(options.settings.multiplier, options.environment), shared, options.warn, options.clock);
+  const late = latePorts<LimitsPorts>('limits');
   return {
+    wire: late.wire,
     name: 'limits',
     jobs: [],
     // After authentication on every route but health and the docs, and on every refusal.
-    stages: rateLimitStages({ limiter, planOf: options.planOf, planCacheMs: options.planCacheMs, clock: options.clock }),
+    stages: rateLimitStages({ limiter, planOf: (accountId) => late.ports.planOf(accountId), planCacheMs: options.planCacheMs, clock: options.clock }),
     documents: documentRateLimits,
     provides: { limiter, counts: limiter.counts, ready: async () => shared?.ready(), close: async () => shared?.close() },
   };

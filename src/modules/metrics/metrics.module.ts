@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import type { Database } from '../../db/database.js';
-import type { FeatureModule } from '../../kernel/module.js';
+import { latePorts, type FeatureModule, type Wired } from '../../kernel/module.js';
 import { BacklogRepository } from './backlog.repository.js';
 import { backlogMetrics } from './backlog.metrics.js';
 import { databaseMetrics } from './database.metrics.js';
@@ -18,8 +18,8 @@ export type { BacklogSources } from './metrics.ports.js';
 
 export interface MetricsOptions {
   database: Database;
-  /** The outbox's and webhooks' reads behind the backlog gauges (their tables are theirs). */
-  backlog: BacklogSources;
+  /** The outbox's reads behind the backlog gauges (its tables are its own). */
+  backlog: Pick<BacklogSources, 'outbox'>;
   /** The limits module's live counters (Redis fallbacks, fail-closed refusals), read when scraped. */
   limitCounts?: Readonly<LimitCounts>;
   /** The request log's recorder counts (entries written, dropped, waiting), read when scraped. */
@@ -43,7 +43,13 @@ export interface MetricsProvides {
   close(): void;
 }
 
-export type MetricsModule = FeatureModule<MetricsProvides>;
+/** Wired once webhooks exist (they are built after metrics: they count their attempts there). */
+export interface MetricsPorts {
+  /** Webhooks' reads behind the delivery backlog gauges. */
+  deliveries: BacklogSources['deliveries'];
+}
+
+export type MetricsModule = FeatureModule<MetricsProvides> & Wired<MetricsPorts>;
 
 /**
  * Prometheus metrics (docs/metrics.md): requests, the database pool, the outbox and webhook
@@ -57,10 +63,13 @@ export function createMetricsModule(options: MetricsOptions): MetricsModule {
   const stopPool = databaseMetrics(registry, options.database);
   if (options.limitCounts) limitMetrics(registry, options.limitCounts);
   if (options.requestLogCounts) requestLogMetrics(registry, options.requestLogCounts);
-  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect, options.backlog), options.clock);
+  const late = latePorts<MetricsPorts>('metrics');
+  const sources: BacklogSources = { outbox: options.backlog.outbox, deliveries: { backlog: (executor, now) => late.ports.deliveries.backlog(executor, now) } };
+  backlogMetrics(registry, new BacklogRepository(options.database.db, options.database.dialect, sources), options.clock);
   const stopProcess = processMetrics(registry);
   return {
     name: 'metrics',
+    wire: late.wire,
     jobs: [],
     provides: {
       registry,
