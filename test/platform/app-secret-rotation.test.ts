@@ -118,5 +118,13 @@ describe(`rotating APP_SECRET with APP_SECRET_PREVIOUS, then re-encrypting (${DI
     expect(refusedToken.status, refusedToken.text).toBe(401);
     expect(refusedToken.text).toContain('The login token is invalid.');
     await orderDeliveredSignedWith(running, freshToken, whsec);
-  }, 240_000);
+    expect(running.output()).not.toContain('unreadableWebhookSecrets');
+
+    // 5. APP_SECRET replaced without APP_SECRET_PREVIOUS: the start says, in one line, how many stored secrets no key opens (never a secret).
+    running = await restart({ APP_SECRET: 'a-third-secret-set-without-the-previous-one-03' });
+    const warnings = running.output().split('\n').filter((line) => line.includes('unreadableWebhookSecrets'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, unreadableWebhookSecrets: 1, msg: expect.stringContaining('open under neither APP_SECRET nor APP_SECRET_PREVIOUS') });
+    expect(running.output()).not.toContain('whsec_');
+  }, 300_000);
 });
