@@ -46,11 +46,6 @@ export class KeyRing {
     this.#secrets = secrets.appSecretPrevious ? [secrets.appSecret, secrets.appSecretPrevious] : [secrets.appSecret];
   }
 
-  /** Whether a previous secret is still accepted (a rotation is under way). */
-  get rotating(): boolean {
-    return this.#secrets.length > 1;
-  }
-
   keys(label: KeyLabel): Keys {
     let keys = this.#keys.get(label);
     if (!keys) {
