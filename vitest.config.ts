@@ -17,6 +17,7 @@ export const UNIT = [
   'test/http/auth-admission.test.ts',
   'test/platform/expiring-cache.test.ts',
   'test/platform/pagination.test.ts',
+  'test/platform/key-ring.test.ts',
   'test/platform/config-docs.test.ts',
   'test/platform/env-example.test.ts',
 ];
@@ -38,6 +39,7 @@ export const PROCESS = [
   'test/platform/compose.test.ts',
   'test/health/cli-migrate-healthcheck.test.ts',
   'test/health/drain.test.ts',
+  'test/platform/app-secret-rotation.test.ts',
   'test/health/roles.test.ts',
   'test/idempotency/restart-frees-keys.test.ts',
   'test/orders/order-crash.test.ts',

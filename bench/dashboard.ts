@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
 import { webhookSecretBox } from '../src/modules/webhooks/webhook.secrets.js';
+import { KeyRing } from '../src/kernel/key-ring.js';
 import { fmt, percentile, table } from './measure.js';
 import { benchSchema, cleanup, fail, freePort, runState, serviceEnv, startChild, waitForHealth } from './processes.js';
 
@@ -57,7 +58,7 @@ async function seed(env: NodeJS.ProcessEnv, accountId: number): Promise<number> 
   try {
     const webhook = await db
       .insertInto('webhooks')
-      .values({ account_id: accountId, url: 'https://receiver.example/hook', events: '["order.*"]', description: 'bench', max_attempts: 5, scopes: 'read:orders', active: true, disabled_reason: null, secret_ciphertext: webhookSecretBox(env.APP_SECRET!).seal('whsec_YmVuY2ggYmVuY2ggYmVuY2ggYmVuY2ggYmVuY2g='), created_at: at(now - 86_400_000), updated_at: at(now) })
+      .values({ account_id: accountId, url: 'https://receiver.example/hook', events: '["order.*"]', description: 'bench', max_attempts: 5, scopes: 'read:orders', active: true, disabled_reason: null, secret_ciphertext: webhookSecretBox(new KeyRing({ appSecret: env.APP_SECRET! }).keys('webhook-secrets')).seal('whsec_YmVuY2ggYmVuY2ggYmVuY2ggYmVuY2ggYmVuY2g='), created_at: at(now - 86_400_000), updated_at: at(now) })
       .returning('id')
       .executeTakeFirstOrThrow();
     const kinds = ['order.placed', 'order.approved', 'order.shipped', 'order.delivered'];

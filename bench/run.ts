@@ -20,6 +20,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { CursorCodec } from '../src/kernel/pagination.js';
+import { KeyRing } from '../src/kernel/key-ring.js';
 import { encodeCheeseCursor } from '../src/modules/catalogue/cheese-read.service.js';
 import type { Fixture } from './bare-server.js';
 import { BenchError, cleanup, fail, freePort, get, LOADGEN_CPU, pinning, runCli, runState, SERVER_CPU, startChild, tasksetAvailable, waitForHealth, waitForLine } from './processes.js';
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
   //    cursor the service itself returned for page 1.
   let deepUrl: string | undefined;
   if (rows !== undefined) {
-    const codec = new CursorCodec(appSecret);
+    const codec = new CursorCodec(new KeyRing({ appSecret }).keys('pagination-cursors'));
     const binding = JSON.stringify(['name', 'asc', {}]);
     const positionAt = (offset: number) => reader.prepare('select sort_name as value, id from cheeses order by sort_name, id limit 1 offset ?').get(offset) as { value: string; id: number };
     if (encodeCheeseCursor(codec, positionAt(LIST_LIMIT - 1), page.total, binding) !== page.nextCursor) {

@@ -20,6 +20,7 @@ import { createMetricsModule, type MetricsModule } from './modules/metrics/metri
 import { createRequestLogModule, type RequestLogModule } from './modules/request-log/request-log.module.js';
 import type { CredentialResolver } from './kernel/principal.js';
 import { CursorCodec } from './kernel/pagination.js';
+import { KeyRing } from './kernel/key-ring.js';
 import { systemClock } from './kernel/clock.js';
 
 /** Creating, rolling or revoking a live key (and the like) asks for the password again after this long (issue 19). */
@@ -57,8 +58,10 @@ export function createModules(
   const { db } = database;
   // The one clock every module reads (src/kernel/clock.ts): a test's, or the system's.
   const clock = config.clock ?? systemClock;
+  // Every key derived from APP_SECRET (and APP_SECRET_PREVIOUS), each module given its own purpose's.
+  const keys = new KeyRing(config);
   // One codec signs every list's cursors; each list names its own kind, so none accepts another's.
-  const cursors = new CursorCodec(config.appSecret);
+  const cursors = new CursorCodec(keys.keys('pagination-cursors'));
   const limits = createLimitsModule({
     settings: config.rateLimits,
     environment: config.env,
@@ -93,7 +96,7 @@ export function createModules(
     db,
     environment: config.env,
     authCacheTtlMs: config.authCacheTtlMs,
-    appSecret: config.appSecret,
+    loginTokenKeys: keys.keys('login-tokens'),
     publicUrl: config.publicUrl,
     loginTokenTtlSeconds: config.loginTokenTtlSeconds,
     outbox: outbox.provides.outbox,
@@ -131,7 +134,8 @@ export function createModules(
     db,
     environment: config.env,
     authCacheTtlMs: config.authCacheTtlMs,
-    appSecret: config.appSecret,
+    consentKeys: keys.keys('oauth-consent'),
+    csrfKeys: keys.keys('page-csrf'),
     publicUrl: config.publicUrl,
     clients: identity.provides.oauthClients,
     clientDirectory: identity.provides.clientDirectory,
@@ -167,7 +171,7 @@ export function createModules(
     accounts: identity.provides.directory,
     outboxConsumers: outbox.provides.consumers,
     outboxRows: outbox.provides.rows,
-    appSecret: config.appSecret,
+    secretKeys: keys.keys('webhook-secrets'),
     cursors,
     settings: config.webhooks,
     afterOutboxCommit: (listener) => database.afterCommitOf('outbox', listener),
@@ -202,7 +206,8 @@ export function createModules(
   const dashboard = createDashboardModule({
     db,
     environment: config.env,
-    appSecret: config.appSecret,
+    csrfKeys: keys.keys('page-csrf'),
+    revealKeys: keys.keys('dashboard-reveals'),
     publicUrl: config.publicUrl,
     cookieName: config.dashboard.cookieName,
     sessions: identity.provides.browserSessions,

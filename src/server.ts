@@ -30,6 +30,11 @@ async function main(): Promise<void> {
   // seed runs it beside a live server.)
   const soleInstance = database.dialect === 'sqlite' && config.role === 'all';
   const freedKeys = soleInstance ? await app.modules.idempotency.provides.keys.releaseAllRunning() : 0;
+  // Stored webhook secrets no key opens (APP_SECRET changed without APP_SECRET_PREVIOUS): their deliveries cannot be signed.
+  const unreadableSecrets = await app.modules.webhooks.provides.storedSecrets.unreadable();
+  if (unreadableSecrets > 0) {
+    app.log.warn({ unreadableWebhookSecrets: unreadableSecrets }, `${unreadableSecrets} stored webhook secret(s) open under neither APP_SECRET nor APP_SECRET_PREVIOUS: their deliveries fail until the webhooks' secrets are rolled (docs/operations.md, "Rotating APP_SECRET")`);
+  }
   const { readiness } = app.modules.health.provides;
   const runsJobs = runsBackgroundWork(config.role);
   const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs) : undefined;

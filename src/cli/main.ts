@@ -128,6 +128,18 @@ const COMMANDS: Readonly<Record<string, Command>> = {
       console.log(hasFixtures(removed) ? `removed ${describeFixtures(removed)}` : 'no development fixtures found: nothing removed');
     },
   },
+  'secrets re-encrypt': {
+    usage: 'secrets re-encrypt',
+    help: 're-seal every stored webhook secret under the current APP_SECRET (after a rotation, with the old one as APP_SECRET_PREVIOUS): prints how many were re-encrypted, already current, and unreadable (opened by neither secret: reported by webhook id, never deleted; exit 1). Each row is compare-and-set, so it is safe beside running instances and running it again changes nothing',
+    async run(context) {
+      const counts = await (await context.modules()).webhooks.provides.storedSecrets.reseal();
+      console.log(`re-encrypted ${counts.reencrypted}, already current ${counts.alreadyCurrent}, unreadable ${counts.unreadable}`);
+      if (counts.changedMeanwhile > 0) console.log(`${counts.changedMeanwhile} changed at every try (rolled meanwhile): run it again`);
+      if (counts.unreadable > 0) {
+        throw new Refusal(`unreadable: the secrets of webhook(s) ${counts.unreadableWebhookIds.join(', ')} open under neither APP_SECRET nor APP_SECRET_PREVIOUS; they were left as they are (roll each one's secret to replace it)`);
+      }
+    },
+  },
   'api-keys create': {
     usage: 'api-keys create --user NAME --scopes "s1 s2" [--name LABEL] [--expires-at ISO-8601] [--quiet]',
     help: 'create a key; the key alone is printed on the last line (with --quiet, alone on stdout)',

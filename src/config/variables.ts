@@ -31,6 +31,13 @@ const PUBLIC_URL = variable('PUBLIC_URL', {
   doc: 'The origin clients reach the service at: in image URLs, links and the banner. Put the proxy\'s URL here behind one',
 });
 const inProduction = (get: Get) => get(CHEESE_ENV) === 'production';
+const APP_SECRET = variable('APP_SECRET', {
+  ...text(Type.String({ minLength: 32 })),
+  default: (get) => localSecret(get(DATA_DIR)),
+  defaultText: 'generated into `DATA_DIR/.app-secret`',
+  doc: '32+ characters; keys pagination cursors, login tokens and the OAuth sign-in forms, and encrypts the stored webhook secrets (which another secret cannot read); **required** in production, and the same on every instance',
+  required: (get) => (inProduction(get) ? 'APP_SECRET (32+ characters) must be set when CHEESE_ENV=production' : undefined),
+});
 
 /**
  * Every environment variable, placed where its value goes in AppConfig, in the README's order
@@ -74,13 +81,16 @@ export const SETTINGS = {
     doc: 'Its password when the first start creates it (12+ characters, 4+ different ones, not containing the username: the rule of `admin reset-password`); **required** in production',
     required: (get) => (inProduction(get) ? 'ADMIN_PASSWORD must be set when CHEESE_ENV=production' : undefined),
   }),
-  appSecret: variable('APP_SECRET', {
-    ...text(Type.String({ minLength: 32 })),
-    default: (get) => localSecret(get(DATA_DIR)),
-    defaultText: 'generated into `DATA_DIR/.app-secret`',
-    doc: '32+ characters; keys pagination cursors, login tokens and the OAuth sign-in forms, and encrypts the stored webhook secrets (which another secret cannot read); **required** in production, and the same on every instance',
-    required: (get) => (inProduction(get) ? 'APP_SECRET (32+ characters) must be set when CHEESE_ENV=production' : undefined),
-  }),
+  appSecret: APP_SECRET,
+  appSecretPrevious: optional(
+    variable('APP_SECRET_PREVIOUS', {
+      ...text(Type.String({ minLength: 32 })),
+      default: unset,
+      defaultText: 'unset',
+      doc: 'During a rotation of `APP_SECRET` only: the secret it replaces (32+ characters, not `APP_SECRET` itself). What was made under it (cursors, login tokens, sign-in forms, stored webhook secrets) is still accepted; everything new is made with `APP_SECRET`. Run `fromagerie secrets re-encrypt`, then remove it (docs/operations.md, "Rotating APP_SECRET")',
+      check: (previous, get) => (previous !== undefined && previous === get(APP_SECRET) ? 'APP_SECRET_PREVIOUS must be the secret APP_SECRET replaces, not APP_SECRET itself' : undefined),
+    }),
+  ),
   loginTokenTtlSeconds: variable('LOGIN_TOKEN_TTL_S', { ...numeric('^[1-9][0-9]{0,6}$'), default: '28800', doc: 'Lifetime in seconds of a login token from `POST /v2/customer/login` (8 hours)' }),
   oauthRefreshReuseIntervalSeconds: variable('OAUTH_REFRESH_REUSE_INTERVAL_S', { ...numeric('^(?:[0-9]|[1-5][0-9]|60)$'), default: '2', doc: 'Seconds after an OAuth refresh token is rotated during which presenting it again (a concurrent refresh, a retry) is only refused with `invalid_grant`; after them it is taken for a replay and revokes the whole grant. 0 to 60; `0`: no grace' }),
   authCacheTtlMs: variable('AUTH_CACHE_TTL_MS', { ...numeric('^[0-9]{1,6}$'), default: '5000', doc: 'How long a resolved API key or login token is trusted without a database lookup; a revocation applies at once on the instance that made it and within this time on the others. `0` disables' }),

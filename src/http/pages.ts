@@ -1,13 +1,14 @@
-import { hkdfSync } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import csrfProtection from '@fastify/csrf-protection';
+import CsrfTokens from '@fastify/csrf';
 import view from '@fastify/view';
 import { Eta } from 'eta';
 import type { BrowserSession } from '../kernel/browser-session.js';
 import { ForbiddenError } from '../kernel/errors.js';
+import type { Keys } from '../kernel/key-ring.js';
 
 /**
  * The machinery of every page a browser is shown (the dashboard, the OAuth sign-in and
@@ -21,8 +22,8 @@ export interface PagesOptions {
   views: string;
   /** PUBLIC_URL is https: cookies are Secure. */
   secureCookies: boolean;
-  /** CSRF tokens are signed with a key derived from it, so any instance checks another's. */
-  appSecret: string;
+  /** The key ring's 'page-csrf' keys: tokens are made with the current one (so any instance checks another's), accepted under any. */
+  csrfKeys: Keys;
   /** The session cookie's name; the CSRF secret's is this with `_csrf`. */
   sessionCookie: string;
   /** The session a cookie value opens, if any. */
@@ -57,10 +58,27 @@ declare module 'fastify' {
     /** Clears the sign-in's cookie. */
     endSession(): void;
   }
+  interface FastifyInstance {
+    /** Whether the request's CSRF token was made under a previous APP_SECRET's key (an open form across a rotation). */
+    csrfUnderPreviousKey(request: FastifyRequest): boolean;
+  }
 }
 
 /** What a CSRF token is bound to: the session, or a constant before sign-in (the sign-in form's own token). */
 const csrfBinding = (request: FastifyRequest) => (request.browserSession ? `session:${request.browserSession.id}` : 'signed-out');
+
+/** The library's tokens made with userInfo (its call signature's return type names only the simple ones). */
+interface UserInfoTokens {
+  verify(secret: string, token: string, userInfo: string): boolean;
+}
+
+/** Where a form's token is: the plugin's own default places (the form field, then the usual headers). */
+const csrfTokenOf = (request: FastifyRequest): string | undefined => {
+  const body = request.body as { _csrf?: unknown } | undefined;
+  const headers = request.headers;
+  const token = (typeof body?._csrf === 'string' ? body._csrf : undefined) || headers['csrf-token'] || headers['xsrf-token'] || headers['x-csrf-token'] || headers['x-xsrf-token'];
+  return typeof token === 'string' ? token : undefined;
+};
 
 export async function registerPages(scope: FastifyInstance, options: PagesOptions): Promise<void> {
   const sessionCookie = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: options.secureCookies };
@@ -82,8 +100,18 @@ export async function registerPages(scope: FastifyInstance, options: PagesOption
     sessionPlugin: '@fastify/cookie',
     cookieKey: `${options.sessionCookie}_csrf`,
     cookieOpts: sessionCookie,
-    csrfOpts: { hmacKey: Buffer.from(hkdfSync('sha256', options.appSecret, 'fromagerie', 'page-csrf', 32)) },
+    csrfOpts: { hmacKey: options.csrfKeys.current },
+    getToken: csrfTokenOf,
     getUserInfo: csrfBinding,
+  });
+  // The same tokens under each previous key: a form shown before APP_SECRET was rotated still posts.
+  const previous = options.csrfKeys.all.slice(1).map((hmacKey) => CsrfTokens({ userInfo: true, hmacKey }) as unknown as UserInfoTokens);
+  const cookieKey = `${options.sessionCookie}_csrf`;
+  scope.decorate('csrfUnderPreviousKey', (request: FastifyRequest) => {
+    const secret = request.cookies[cookieKey];
+    const token = csrfTokenOf(request);
+    if (!secret || !token) return false;
+    return previous.some((tokens) => tokens.verify(secret, token, csrfBinding(request)));
   });
   await scope.register(view, {
     engine: { eta: new Eta({ views: options.views, cache: options.cacheTemplates, autoEscape: true, autoTrim: [false, 'nl'] }) },
@@ -128,5 +156,12 @@ export async function registerPages(scope: FastifyInstance, options: PagesOption
 
 /** Checks the request's CSRF token (the preValidation of every unsafe page route, so a form without one is 403 before its fields are judged). */
 export function checkCsrf(scope: FastifyInstance) {
-  return scope.csrfProtection.bind(scope);
+  const check = scope.csrfProtection.bind(scope);
+  return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    // The plugin answers a refusal through reply.send: asked first whether a previous key made the token.
+    const refusing = Object.create(reply, {
+      send: { value: (error: unknown) => (scope.csrfUnderPreviousKey(request) ? done() : reply.send(error)) },
+    }) as FastifyReply;
+    check(request, refusing, done);
+  };
 }

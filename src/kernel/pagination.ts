@@ -1,5 +1,6 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { InvalidRequestError, ValidationFailedError } from './errors.js';
+import { matchesAny, type Keys } from './key-ring.js';
 
 /** What a cursor may carry: plain JSON (a position, and whatever else a list needs back). */
 export type CursorPosition = string | number | boolean | null | readonly CursorPosition[] | { readonly [key: string]: CursorPosition };
@@ -9,22 +10,19 @@ export const INVALID_CURSOR = 'The cursor is not one this API gave out: start ag
 
 /**
  * Opaque keyset cursors for every list: `base64url(JSON position).tag`, where the tag is an
- * HMAC-SHA256 (128 bits kept) under a key derived from APP_SECRET, over the list's `kind`,
+ * HMAC-SHA256 (128 bits kept) under the key ring's 'pagination-cursors' key, over the list's `kind`,
  * the `binding` (what else the cursor is valid only with, such as a query's sort and
  * filters) and the payload. An edited cursor, one of another list, or one reused with
  * another binding is a 400 (InvalidRequestError on `cursor`), never a silently wrong page.
- * Verification compares tags in constant time.
+ * Verification compares tags in constant time. Cursors are made under the current key and
+ * accepted under the previous one too while APP_SECRET is being rotated.
  */
 export class CursorCodec {
-  readonly #key: Buffer;
-
-  constructor(appSecret: string) {
-    this.#key = Buffer.from(hkdfSync('sha256', appSecret, '', 'fromagerie pagination cursor v1', 32));
-  }
+  constructor(private readonly keys: Keys) {}
 
   encode(kind: string, position: CursorPosition, binding = ''): string {
     const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
-    return `${payload}.${this.#tag(kind, binding, payload)}`;
+    return `${payload}.${tagOf(this.keys.current, kind, binding, payload)}`;
   }
 
   /**
@@ -36,9 +34,7 @@ export class CursorCodec {
     const [payload, tag, extra] = cursor.split('.');
     if (!payload || !tag || extra !== undefined) throw invalid();
     // Compared as the strings given out: base64url decoding would ignore a tail bit or a stray character.
-    const expected = Buffer.from(this.#tag(kind, options.binding ?? '', payload));
-    const given = Buffer.from(tag);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+    if (!matchesAny(tag, this.keys.all.map((key) => tagOf(key, kind, options.binding ?? '', payload)))) throw invalid();
     let position: unknown;
     try {
       position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -49,10 +45,10 @@ export class CursorCodec {
     if (value === undefined) throw invalid();
     return value;
   }
+}
 
-  #tag(kind: string, binding: string, payload: string): string {
-    return createHmac('sha256', this.#key).update(JSON.stringify([kind, binding, payload])).digest().subarray(0, 16).toString('base64url');
-  }
+function tagOf(key: Buffer, kind: string, binding: string, payload: string): string {
+  return createHmac('sha256', key).update(JSON.stringify([kind, binding, payload])).digest().subarray(0, 16).toString('base64url');
 }
 
 /** A reader for cursors that carry a row id alone. */

@@ -4,7 +4,7 @@ import { apiKey, bearer, HttpClient } from './http.js';
 import { freePort } from './oauth.js';
 
 /** `npm start`'s server as a child process on `port`, resolved once it prints `until` (a worker prints no docs link). */
-export async function startServer(env: NodeJS.ProcessEnv, port: number, until = 'Interactive docs'): Promise<ChildProcess> {
+export async function startServer(env: NodeJS.ProcessEnv, port: number, until = 'Interactive docs'): Promise<ChildProcess & { output(): string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port) } });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
@@ -14,13 +14,15 @@ export async function startServer(env: NodeJS.ProcessEnv, port: number, until = 
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the server did not start:\n${output}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return child;
+  return Object.assign(child, { output: () => output });
 }
 
 /** A server process started as `npm start` starts it, on a free port, with an HTTP client for it. */
 export interface RunningServer {
   base: string;
   http: HttpClient;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
   /** Sends `signal` (SIGKILL: a crash) and resolves with the exit code (SIGKILL after 20 s if it has not exited). */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -33,6 +35,7 @@ export async function runServer(env: NodeJS.ProcessEnv, until = 'Interactive doc
   return {
     base,
     http: new HttpClient(base),
+    output: () => child.output(),
     async stop(signal = 'SIGTERM') {
       child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);

@@ -102,6 +102,7 @@ describe('help', () => {
       [['admin', 'reset-password', '--help'], /^Usage: npm run cli -- admin reset-password[\s\S]*--password-stdin/],
       [['db:migrate', '--help'], /^Usage: npm run cli -- db:migrate/],
       [['oauth-clients', 'list', '--help'], /^Usage: npm run cli -- oauth-clients list\n[\s\S]*header row/],
+      [['secrets', 're-encrypt', '--help'], /^Usage: npm run cli -- secrets re-encrypt\n[\s\S]*APP_SECRET_PREVIOUS[\s\S]*compare-and-set/],
     ];
     const outcomes = await Promise.all(calls.map(([args]) => cli(args, { env: nowhere })));
     outcomes.forEach((outcome, i) => {

@@ -2,9 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/kernel/errors.js';
 import { CursorCodec, INVALID_CURSOR, paginate, rowId } from '../../src/kernel/pagination.js';
+import { KeyRing } from '../../src/kernel/key-ring.js';
 
 const SECRET = 'a-test-secret-of-at-least-thirty-two-characters';
-const codec = new CursorCodec(SECRET);
+const cursorKeys = (appSecret: string) => new KeyRing({ appSecret }).keys('pagination-cursors');
+const codec = new CursorCodec(cursorKeys(SECRET));
 const pair = (decoded: unknown) => (Array.isArray(decoded) && decoded.length === 2 ? (decoded as [unknown, unknown]) : undefined);
 
 /** The 400 a client gets, or the decoded position. */
@@ -54,7 +56,7 @@ describe('CursorCodec', () => {
     const bound = codec.encode('cheese', ['brie', 7, 245], '["name","asc",{}]');
     expect(attempt(() => codec.decode('cheese', bound, pair, { binding: '["name","desc",{}]' }))).toEqual({ refused: INVALID_CURSOR });
     expect(attempt(() => codec.decode('cheese', bound, pair))).toEqual({ refused: INVALID_CURSOR });
-    expect(attempt(() => new CursorCodec(`${SECRET}!`).decode('webhook', webhook, rowId))).toEqual({ refused: INVALID_CURSOR });
+    expect(attempt(() => new CursorCodec(cursorKeys(`${SECRET}!`)).decode('webhook', webhook, rowId))).toEqual({ refused: INVALID_CURSOR });
   });
 
   it('refuses garbage, the unsigned cursors of before, and a signed payload of the wrong shape, with the message asked for', () => {

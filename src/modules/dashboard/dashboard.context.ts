@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { Plan } from '../../kernel/plans.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
+import type { Keys } from '../../kernel/key-ring.js';
 import type { RevealLedger } from './reveal.service.js';
 import type { AccountService, ApiKeyService, BrowserSession, BrowserSessionService, OAuthClientService } from '../identity/identity.module.js';
 import type { OrderService } from '../orders/orders.module.js';
@@ -13,7 +14,8 @@ import { type Clock } from '../../kernel/clock.js';
 /** What the dashboard's pages are built from: other modules' services, reached through their entries. */
 export interface DashboardContext {
   environment: CheeseEnv;
-  appSecret: string;
+  /** The key ring's 'page-csrf' keys (src/http/pages.ts). */
+  csrfKeys: Keys;
   secureCookies: boolean;
   cookieName: string;
   cacheTemplates: boolean;

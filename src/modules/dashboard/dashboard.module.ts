@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { FeatureModule } from '../../kernel/module.js';
+import type { Keys } from '../../kernel/key-ring.js';
 import { SecretBox } from '../../kernel/secret-box.js';
 import type { DashboardContext } from './dashboard.context.js';
 import { dashboardRoutes } from './dashboard.routes.js';
@@ -11,6 +12,8 @@ import { RevealLedger } from './reveal.service.js';
 export type DashboardOptions = Omit<DashboardContext, 'secureCookies' | 'cacheTemplates' | 'reveals' | 'revealLedger'> & {
   /** PUBLIC_URL: its scheme decides whether cookies are Secure. */
   publicUrl: string;
+  /** The key ring's 'dashboard-reveals' keys: secrets on their way to the page that shows them are sealed under them. */
+  revealKeys: Keys;
   /** Its own table only: dashboard_reveals. */
   db: Kysely<DB>;
 };
@@ -18,7 +21,7 @@ export type DashboardOptions = Omit<DashboardContext, 'secureCookies' | 'cacheTe
 export type DashboardModule = FeatureModule<Record<string, never>>;
 
 /** The developer dashboard at /dashboard (issue 19): pages over the other modules' services; it offers nothing to them. */
-export function createDashboardModule({ db, ...options }: DashboardOptions): DashboardModule {
+export function createDashboardModule({ db, revealKeys, ...options }: DashboardOptions): DashboardModule {
   const revealLedger = new RevealLedger(new RevealRepository(db), options.clock);
   return {
     name: 'dashboard',
@@ -26,7 +29,7 @@ export function createDashboardModule({ db, ...options }: DashboardOptions): Das
       ...options,
       secureCookies: options.publicUrl.startsWith('https:'),
       cacheTemplates: options.environment === 'production',
-      reveals: new SecretBox(options.appSecret, 'dashboard-reveals'),
+      reveals: new SecretBox(revealKeys),
       revealLedger,
     }),
     jobs: [{ name: 'dashboard-reveal-pruning', everyMs: 3_600_000, run: (now) => revealLedger.prune(now) }],

@@ -48,7 +48,7 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
       await registerPages(scope, {
         views: VIEWS,
         secureCookies,
-        appSecret: context.appSecret,
+        csrfKeys: context.csrfKeys,
         sessionCookie: cookieName,
         resolveSession: (token) => sessions.resolve(token),
         cacheTemplates: context.cacheTemplates,

@@ -26,6 +26,7 @@ import { accountPlanRoutes } from './account-plan.routes.js';
 import { OAuthClientService } from './oauth-client.service.js';
 import type { AccountDirectory, OAuthClientDirectory } from './identity.ports.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+import type { Keys } from '../../kernel/key-ring.js';
 export { generatePassword } from './password.hash.js';
 
 export type { AccountService } from './account.service.js';
@@ -43,8 +44,8 @@ export interface IdentityOptions {
   environment: CheeseEnv;
   /** How long a resolved API key or login token is trusted without a lookup (0 = never). */
   authCacheTtlMs: number;
-  /** Signs login tokens (through a key derived from it). */
-  appSecret: string;
+  /** The key ring's 'login-tokens' keys: login tokens are signed with the current one. */
+  loginTokenKeys: Keys;
   /** This deployment's public URL: the issuer of its tokens. */
   publicUrl: string;
   loginTokenTtlSeconds: number;
@@ -89,7 +90,7 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const apiKeys = new ApiKeyService({ db, keys, environment, revocations });
   const accounts = new AccountRepository(db);
   const sessions = new LoginSessionRepository(db);
-  const loginTokens = new LoginTokenResolver({ sessions, appSecret: options.appSecret, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs, clock });
+  const loginTokens = new LoginTokenResolver({ sessions, keys: options.loginTokenKeys, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(loginTokens);
   const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds, clock });
   const clientRows = new OAuthClientRepository(db);

@@ -1,4 +1,3 @@
-import { hkdfSync } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { UnauthorizedError } from '../../kernel/errors.js';
 import { ExpiringCache } from '../../kernel/expiring-cache.js';
@@ -8,6 +7,7 @@ import { ROLE_SCOPES } from '../../kernel/scopes.js';
 import type { LoginSessionRepository } from './login-session.repository.js';
 import type { Revocation, RevocationHandler } from './credential-revocations.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+import type { Keys } from '../../kernel/key-ring.js';
 
 const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const AUDIENCE = 'fromagerie-api';
@@ -16,8 +16,8 @@ const MAX_CACHED_TOKENS = 10_000;
 
 export interface LoginTokenOptions {
   sessions: LoginSessionRepository;
-  /** The deployment's APP_SECRET: the signing key is derived from it (HKDF), so every instance shares it. */
-  appSecret: string;
+  /** The key ring's 'login-tokens' keys: tokens are signed with the current one, verified under any (an APP_SECRET rotation). */
+  keys: Keys;
   /** The `iss` of every token: this deployment's public URL. */
   issuer: string;
   environment: CheeseEnv;
@@ -33,11 +33,9 @@ export interface LoginTokenOptions {
  */
 export class LoginTokenResolver implements CredentialResolver, RevocationHandler {
   readonly kind = 'login_token' as const;
-  readonly #key: Uint8Array;
   readonly #verified: ExpiringCache<string, Principal>;
 
   constructor(private readonly options: LoginTokenOptions) {
-    this.#key = new Uint8Array(hkdfSync('sha256', options.appSecret, '', 'fromagerie login token v1', 32));
     this.#verified = new ExpiringCache({ ttlMs: options.cacheTtlMs, max: MAX_CACHED_TOKENS, clock: options.clock });
   }
 
@@ -57,7 +55,7 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
       .setAudience(AUDIENCE)
       .setIssuedAt(Math.floor(this.#clock.now() / 1000))
       .setExpirationTime(Math.floor(session.expiresAt.getTime() / 1000))
-      .sign(this.#key);
+      .sign(this.options.keys.current);
   }
 
   async resolve(credential: PresentedCredential): Promise<Principal> {
@@ -66,7 +64,7 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
     if (cached && (cached.credential.expiresAt ?? Infinity) > now) return cached;
     let claims: { sid?: unknown; env?: unknown; exp?: number };
     try {
-      ({ payload: claims } = await jwtVerify(credential.token, this.#key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'], currentDate: new Date(now) }));
+      claims = await this.#verify(credential.token, now);
     } catch (error) {
       throw new UnauthorizedError(error instanceof joseErrors.JWTExpired ? 'The login token has expired; log in again.' : 'The login token is invalid.');
     }
@@ -78,6 +76,21 @@ export class LoginTokenResolver implements CredentialResolver, RevocationHandler
     const principal = newPrincipal(session, ROLE_SCOPES[session.role], this.options.environment, { kind: 'login_token', id: session.sessionId, expiresAt: claims.exp! * 1000 });
     this.#verified.set(credential.token, principal);
     return principal;
+  }
+
+  /** The claims of a token signed under the current key or, during an APP_SECRET rotation, the previous one. */
+  async #verify(token: string, now: number): Promise<{ sid?: unknown; env?: unknown; exp?: number }> {
+    const keys = this.options.keys.all;
+    for (const [index, key] of keys.entries()) {
+      try {
+        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: this.options.issuer, audience: AUDIENCE, requiredClaims: ['sid', 'sub', 'exp'], currentDate: new Date(now) });
+        return payload;
+      } catch (error) {
+        // Only a signature made under another key sends it to the next; an expired or foreign token is refused as it is.
+        if (!(error instanceof joseErrors.JWSSignatureVerificationFailed) || index === keys.length - 1) throw error;
+      }
+    }
+    throw new joseErrors.JWSSignatureVerificationFailed();
   }
 
   /** A revoked session's tokens, or an account's (but the session that acted), stop being trusted here. */

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, F
 import { checkCsrf, PAGE_CSP, registerPages } from '../../http/pages.js';
 import { TooManyRequestsError } from '../../kernel/errors.js';
 import { SCOPE_DESCRIPTIONS } from '../../kernel/scopes.js';
+import type { Keys } from '../../kernel/key-ring.js';
 import type { BrowserSessionService } from '../identity/identity.module.js';
 import { AUTHORIZATION_PARAMS, type AuthorizationParams } from './oauth.rules.js';
 import type { AuthorizeStep, SignInForm, SignInService } from './oauth-signin.service.js';
@@ -12,7 +13,8 @@ const VIEWS = new URL('./views', import.meta.url).pathname;
 export interface OAuthPagesOptions {
   signIn: SignInService;
   sessions: BrowserSessionService;
-  appSecret: string;
+  /** The key ring's 'page-csrf' keys. */
+  csrfKeys: Keys;
   secureCookies: boolean;
   /** The one sign-in's cookie (the dashboard's). */
   sessionCookie: string;
@@ -50,7 +52,7 @@ export function oauthPageRoutes(options: OAuthPagesOptions): FastifyPluginAsync 
       await registerPages(scope, {
         views: VIEWS,
         secureCookies: options.secureCookies,
-        appSecret: options.appSecret,
+        csrfKeys: options.csrfKeys,
         sessionCookie: options.sessionCookie,
         resolveSession: (token) => sessions.resolve(token),
         cacheTemplates: options.cacheTemplates,

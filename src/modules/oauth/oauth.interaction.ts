@@ -1,4 +1,5 @@
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { matchesAny, type Keys } from '../../kernel/key-ring.js';
 import { AUTHORIZATION_PARAMS, type AuthorizationParams } from './oauth.rules.js';
 
 /**
@@ -6,24 +7,24 @@ import { AUTHORIZATION_PARAMS, type AuthorizationParams } from './oauth.rules.js
  * session and of the exact authorization request it showed, so a form whose request was
  * altered (wider scopes, another redirect) or that was made for another sign-in is refused.
  * (CSRF itself is the page machinery's: a token bound to the session, src/http/pages.ts.)
+ * Made under the key ring's current 'oauth-consent' key; a form shown before APP_SECRET was
+ * rotated still matches under the previous one.
  */
 export class ConsentBinding {
-  readonly #key: Buffer;
-
-  constructor(appSecret: string) {
-    this.#key = Buffer.from(hkdfSync('sha256', appSecret, '', 'fromagerie oauth consent v2', 32));
-  }
+  constructor(private readonly keys: Keys) {}
 
   field(sessionId: number, params: AuthorizationParams): string {
-    return createHmac('sha256', this.#key).update(`${sessionId}\n${requestDigest(params)}`).digest('base64url');
+    return fieldOf(this.keys.current, sessionId, params);
   }
 
   matches(sessionId: number, params: AuthorizationParams, given: string | undefined): boolean {
     if (!given) return false;
-    const expected = Buffer.from(this.field(sessionId, params));
-    const actual = Buffer.from(given);
-    return expected.length === actual.length && timingSafeEqual(expected, actual);
+    return matchesAny(given, this.keys.all.map((key) => fieldOf(key, sessionId, params)));
   }
+}
+
+function fieldOf(key: Buffer, sessionId: number, params: AuthorizationParams): string {
+  return createHmac('sha256', key).update(`${sessionId}\n${requestDigest(params)}`).digest('base64url');
 }
 
 function requestDigest(params: AuthorizationParams): string {

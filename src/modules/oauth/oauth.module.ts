@@ -17,12 +17,16 @@ import { oauthRoutes } from './oauth.routes.js';
 import { AuthorizationServer } from './oauth.service.js';
 import { SignInService } from './oauth-signin.service.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+import type { Keys } from '../../kernel/key-ring.js';
 
 export interface OAuthOptions {
   db: Kysely<DB>;
   environment: CheeseEnv;
   authCacheTtlMs: number;
-  appSecret: string;
+  /** The key ring's 'oauth-consent' keys: the consent form's binding to the request it showed. */
+  consentKeys: Keys;
+  /** The key ring's 'page-csrf' keys (src/http/pages.ts). */
+  csrfKeys: Keys;
   /** The issuer: this deployment's public URL. */
   publicUrl: string;
   clients: OAuthClientService;
@@ -73,7 +77,7 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
   options.accounts.onPasswordChange((trx, accountId, now) => tokens.revokeGrantsOf(trx, accountId, now));
   const bruteForce = options.bruteForce ?? NO_GUARD;
   const server = new AuthorizationServer({ tokens, clients: options.clients, logins: options.logins, resolver, issuer: options.publicUrl, refreshReuseIntervalSeconds: options.refreshReuseIntervalSeconds, log: options.log, bruteForce, clock });
-  const signIn = new SignInService({ server, sessions: options.sessions, binding: new ConsentBinding(options.appSecret) });
+  const signIn = new SignInService({ server, sessions: options.sessions, binding: new ConsentBinding(options.consentKeys) });
   const grants = new OAuthGrantService({ grants: new OAuthGrantRepository(options.db, options.clientDirectory, tokens), forget: (grantId) => resolver.forget({ grantId }), clock });
   return {
     name: 'oauth',
@@ -86,7 +90,7 @@ export function createOAuthModule(options: OAuthOptions): OAuthModule {
         oauthPageRoutes({
           signIn,
           sessions: options.sessions,
-          appSecret: options.appSecret,
+          csrfKeys: options.csrfKeys,
           secureCookies: options.publicUrl.startsWith('https:'),
           sessionCookie: options.sessionCookie,
           cacheTemplates: options.environment === 'production',

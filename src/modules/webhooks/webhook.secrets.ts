@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import type { Keys } from '../../kernel/key-ring.js';
 import { SecretBox } from '../../kernel/secret-box.js';
 
 /** `whsec_` and 32 random bytes in base64: the Standard Webhooks secret format. */
@@ -10,8 +11,8 @@ export function newWebhookSecret(): string {
  * Webhook secrets must be recoverable (we sign with them), so unlike passwords and keys they
  * are not hashed but encrypted (SecretBox): a copy of the database alone reveals none.
  */
-export function webhookSecretBox(appSecret: string): SecretBox {
-  return new SecretBox(appSecret, 'webhook-secrets');
+export function webhookSecretBox(keys: Keys): SecretBox {
+  return new SecretBox(keys);
 }
 
 export interface SignatureHeaders {

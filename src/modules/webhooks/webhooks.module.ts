@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { FeatureModule, Job } from '../../kernel/module.js';
 import type { CursorCodec } from '../../kernel/pagination.js';
+import type { Keys } from '../../kernel/key-ring.js';
 import type { Outbox, OutboxConsumers, OutboxRetainer } from '../outbox/outbox.module.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
 import { AddressGuard } from './address.guard.js';
@@ -16,11 +17,14 @@ import { webhookRoutes } from './webhook.routes.js';
 import { webhookSecretBox } from './webhook.secrets.js';
 import { WebhookSender, type SendResult } from './webhook.sender.js';
 import { WebhookService } from './webhook.service.js';
+import { WebhookSecretsRepository } from './webhook-secrets.repository.js';
+import { WebhookSecretsService } from './webhook-secrets.service.js';
 import type { WebhookSettings } from './webhook.settings.js';
 import type { OutboxEventsPort } from './webhooks.ports.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { WebhookSettings } from './webhook.settings.js';
+export type { ResealCounts, WebhookSecretsService } from './webhook-secrets.service.js';
 export type { WebhookService, DeadLetterQuery } from './webhook.service.js';
 export type { PagePosition, TwoWayPage } from '../../kernel/pagination.js';
 export { MAX_REPLAY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT } from './webhook.service.js';
@@ -41,8 +45,8 @@ export interface WebhooksOptions {
   outboxConsumers: OutboxConsumers;
   /** The outbox's rows: the events deliveries point at (their envelopes, a replay's selection). */
   outboxRows: OutboxEventsPort;
-  /** Encrypts webhook secrets at rest (through a key derived from it). */
-  appSecret: string;
+  /** The key ring's 'webhook-secrets' keys: webhook secrets are encrypted at rest under the current one. */
+  secretKeys: Keys;
   /** Signs the cursors of the webhook list and the attempt log. */
   cursors: CursorCodec;
   settings: WebhookSettings;
@@ -77,6 +81,8 @@ export type WebhooksModule = FeatureModule<{
   outboxRetainer: OutboxRetainer;
   deliveryStatus: DeliveryStatus;
   deliveryBacklog: DeliveryBacklogReader;
+  /** The stored secrets across an APP_SECRET rotation: re-sealing them (`fromagerie secrets re-encrypt`), counting those no key opens. */
+  storedSecrets: WebhookSecretsService;
 }>;
 
 const HOUR_MS = 3_600_000;
@@ -87,7 +93,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const clock = options.clock ?? systemClock;
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
   const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt, clock });
-  const secrets = webhookSecretBox(options.appSecret);
+  const secrets = webhookSecretBox(options.secretKeys);
   const webhookRepository = new WebhookRepository(db, options.accounts);
   const deliveries = new DeliveryRepository(db, options.outboxRows);
   const status = new DeliveryStatusRepository(db);
@@ -131,6 +137,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
       outboxRetainer: { lowestRetainedOutboxId: () => status.lowestOutboxId() },
       deliveryStatus: { undeliveredCounts: (ids, accountId) => status.undeliveredCounts(ids, accountId), undeliveredOutboxIds: (accountId) => status.undeliveredOutboxIds(accountId) },
       deliveryBacklog: { backlog: (executor, now) => status.backlog(executor, now) },
+      storedSecrets: new WebhookSecretsService({ secrets: new WebhookSecretsRepository(db), box: secrets }),
     },
   };
 }
