@@ -2,7 +2,7 @@ import { instantOf, INSTANT_MESSAGE } from '../../kernel/instants.js';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { nowIso } from '../../db/columns.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationFailedError } from '../../kernel/errors.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
 import type { Principal } from '../../kernel/principal.js';
@@ -46,8 +46,13 @@ export interface KeyOwner {
 /** An API key's life: made (shown once), listed, rolled, revoked. Resolving keys is ApiKeyResolver's job. */
 export class ApiKeyService {
   constructor(
-    private readonly options: { db: Kysely<DB>; keys: ApiKeyRepository; environment: CheeseEnv; revocations: CredentialRevocations },
+    private readonly options: { db: Kysely<DB>; keys: ApiKeyRepository; environment: CheeseEnv; revocations: CredentialRevocations; clock?: Clock },
   ) {}
+
+  /** The app's clock: a key's expiry is judged on the time everything else reads. */
+  #now(): string {
+    return (this.options.clock ?? systemClock).iso();
+  }
 
   /**
    * `actor` is the calling principal (null: the operator at the console). A key never holds
@@ -55,7 +60,7 @@ export class ApiKeyService {
    */
   async create(owner: KeyOwner, input: CreateApiKeyInput, actor: Principal | null): Promise<CreatedApiKey> {
     const { db, keys } = this.options;
-    const now = nowIso();
+    const now = this.#now();
     // The route's `date-time` format already refuses what is no instant we store (kernel/instants.ts);
     // the operator's CLI comes here without it. Compared as instants, not text.
     const requestedMs = input.expiresAt ? instantOf(input.expiresAt) : null;
@@ -85,7 +90,7 @@ export class ApiKeyService {
 
   /** The keys that still authenticate (rolled ones in their grace period included), oldest first. */
   list(accountId: number): Promise<ApiKeyRecord[]> {
-    return this.options.keys.listActive(accountId, nowIso());
+    return this.options.keys.listActive(accountId, this.#now());
   }
 
   /** Every key of the account (active, rolled, expired, revoked), newest first, at most MAX_LISTED_KEYS. */
@@ -113,7 +118,7 @@ export class ApiKeyService {
     const { db, keys, revocations } = this.options;
     const grace = input.oldKeyExpiresInSeconds;
     if (!ROLL_GRACE_SECONDS.includes(grace)) throw ValidationFailedError.field('oldKeyExpiresInSeconds', `must be one of ${ROLL_GRACE_SECONDS.join(', ')}`);
-    const now = nowIso();
+    const now = this.#now();
     const nowMs = Date.parse(now);
     const key = this.#newKey();
     const result = await db.transaction().execute(async (trx) => {
@@ -158,7 +163,7 @@ export class ApiKeyService {
     const refusal = revocationRefusal(actor, keyId, parseScopes(target.scopes));
     if (refusal) throw new ForbiddenError(refusal);
     if (target.revokedAt !== null) return { alreadyRevokedAt: target.revokedAt };
-    await keys.revoke(accountId, keyId, nowIso());
+    await keys.revoke(accountId, keyId, this.#now());
     await revocations.revoked({ kind: 'api_key', id: keyId });
     return { alreadyRevokedAt: null };
   }

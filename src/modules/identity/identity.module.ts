@@ -87,7 +87,7 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const revocations = new CredentialRevocations(options.broadcast);
   const resolver = new ApiKeyResolver({ keys, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(resolver);
-  const apiKeys = new ApiKeyService({ db, keys, environment, revocations });
+  const apiKeys = new ApiKeyService({ db, keys, environment, revocations, clock });
   const accounts = new AccountRepository(db);
   const sessions = new LoginSessionRepository(db);
   const loginTokens = new LoginTokenResolver({ sessions, keys: options.loginTokenKeys, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs, clock });
