@@ -36,9 +36,10 @@ function assets(dir: string): string[] {
 const outDir = outDirArgument(process.argv.slice(2));
 const started = Date.now();
 rmSync(outDir, { recursive: true, force: true });
-// The developer CLI imports @fromagerie/sdk, which resolves to the package's dist/: built first.
+// The developer CLI imports @fromagerie/sdk, which resolves to the package's dist/: built first,
+// in place (not emptied first, so a build beside another, the SDK's own `npm pack` in a test,
+// never finds it missing).
 const sdk = path.join(root, 'packages/sdk');
-rmSync(path.join(sdk, 'dist'), { recursive: true, force: true });
 execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(sdk, 'tsconfig.build.json')], { stdio: 'inherit', cwd: sdk });
 execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'inherit', cwd: root });
 const copied = assets(src);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -217,6 +217,9 @@ describe('fromagerie listen', () => {
     expect(b.stdout).toBe(a.stdout);
     expect((await stat(path.join(configHome, 'fromagerie', 'listen-secret'))).mode & 0o777).toBe(0o600);
     expect((await stat(path.join(configHome, 'fromagerie'))).mode & 0o077).toBe(0);
+    // The one listen prints at its start (and signs with: the first test verifies with that one).
+    const started = await runCli(cliEnv(), ['listen', '--forward-to', '4242', '--events', 'nope.*']);
+    expect(started.stdout).toContain(`Webhook signing secret: ${a.stdout.trim()} `);
   }, TIMEOUT_MS);
 
   it('exits 2 on usage errors and unknown kinds (before Ready), 3 on a refused key, 4 past retention, 0 on Ctrl-C', async () => {
@@ -233,6 +236,16 @@ describe('fromagerie listen', () => {
     expect(unknownKind.stderr).toContain('cheese.no_such_kind');
     expect(unknownKind.stdout).not.toContain('Ready');
     expect(gone.stderr).toMatch(/retention/);
+
+    // Which modules the process loaded (a resolve hook prints each): neither a driver nor the server's configuration or database layer.
+    const hook = `export async function resolve(s, c, n) { const r = await n(s, c); process.stderr.write('LOADED ' + r.url + '\\n'); return r; }`;
+    const traced = await new Promise<string>((resolve) => {
+      const tracing = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+      execFile(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(tracing)}`, 'bin/fromagerie.js', 'listen', '--forward-to', '4242', '--events', 'nope.*'], { env: cliEnv(), timeout: 60_000 }, (_, __, stderr) => resolve(stderr));
+    });
+    const loaded = [...traced.matchAll(/^LOADED (\S+)$/gm)].map((m) => m[1]!);
+    expect(loaded.some((url) => url.includes('src/cli/dev/listen.ts') || url.includes('dist/cli/dev/listen.js')), traced).toBe(true);
+    expect(loaded.filter((url) => /better-sqlite3|\/node_modules\/pg|kysely|\/(src|dist)\/(db|config)\/|\/(src|dist)\/(modules|config)\.(ts|js)$/.test(url))).toEqual([]);
 
     const idle = listen(['--forward-to', '4242']);
     await idle.waitFor(/^Ready/m);
