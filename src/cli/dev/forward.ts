@@ -8,7 +8,10 @@ export const DEFAULT_LOCAL_PORT = 3000;
 /** `URL`, `PORT` (http://127.0.0.1:PORT/) or `/path` (http://127.0.0.1:3000/path). */
 export function forwardTarget(raw: string | undefined): URL {
   if (!raw) throw new Exit(EXIT.usage, '--forward-to is required: a URL, a port (4242) or a path on port 3000 (/webhooks)');
-  if (/^[0-9]{1,5}$/.test(raw) && Number(raw) > 0 && Number(raw) < 65536) return new URL(`http://127.0.0.1:${raw}/`);
+  if (/^[0-9]+$/.test(raw)) {
+    if (Number(raw) < 1 || Number(raw) > 65535) throw new Exit(EXIT.usage, `--forward-to ${raw}: a port is 1 to 65535`);
+    return new URL(`http://127.0.0.1:${Number(raw)}/`);
+  }
   if (raw.startsWith('/')) return new URL(`http://127.0.0.1:${DEFAULT_LOCAL_PORT}${raw}`);
   let url: URL;
   try {
