@@ -8,9 +8,13 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The SDK workspace (the developer CLI imports @fromagerie/sdk; the build compiles it first).
+COPY packages/sdk/package.json packages/sdk/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts scripts/build.ts
+COPY packages/sdk/tsconfig.json packages/sdk/tsconfig.build.json packages/sdk/
+COPY packages/sdk/src packages/sdk/src
 COPY src src
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
@@ -30,6 +34,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/sdk/package.json ./packages/sdk/package.json
+COPY --from=build /app/packages/sdk/dist ./packages/sdk/dist
 COPY seed ./seed
 COPY bin ./bin
 # The code is root's and read-only to the service; only DATA_DIR is the service user's.

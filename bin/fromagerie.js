@@ -18,6 +18,11 @@ function newestUnder(dir) {
   return newest;
 }
 
+/** A resolve hook that adds the `@fromagerie/source` export condition (as `--conditions` would). */
+const SOURCE_CONDITION_HOOK = `export async function resolve(specifier, context, next) {
+  return next(specifier, { ...context, conditions: [...context.conditions, '@fromagerie/source'] });
+}`;
+
 function buildIsCurrent() {
   if (!existsSync(compiled)) return false;
   let startedAt = 0;
@@ -34,5 +39,9 @@ if (buildIsCurrent()) {
 } else {
   const { register } = await import('tsx/esm/api');
   register();
+  // The SDK (packages/sdk, which the developer commands use) from its TypeScript sources, as the
+  // checkout has them: its package points at dist/ by default, built only by `npm run build`.
+  const { register: registerHooks } = await import('node:module');
+  registerHooks(`data:text/javascript,${encodeURIComponent(SOURCE_CONDITION_HOOK)}`);
   await import('../src/cli/main.ts');
 }

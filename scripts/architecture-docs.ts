@@ -41,7 +41,7 @@ const TABLE_NOTES: Record<string, string> = {
 };
 
 const SUFFIX_NOTES: Record<string, string> = {
-  '.module.ts': 'the module\'s one entry: its factory, its options and what it provides',
+  '.module.ts': 'the module\'s one entry: its factory, its options and what it provides; where a process without the database needs a module\'s pure code, a second, light entry with nothing that reaches it (`outbox-envelope.module.ts`, `webhook-signing.module.ts`: the developer CLI signs as webhooks do)',
   '.routes.ts': 'Fastify routes: `config.auth`, TypeBox schemas, calling one service method, shaping the reply (the dashboard\'s and OAuth\'s pages too)',
   '.schema.ts': 'TypeBox schemas of requests and resources; the TypeScript types of views derive from them',
   '.service.ts': 'use cases: transactions, rules that need data, events; plain values in, plain values out',

@@ -1,6 +1,6 @@
 /**
  * Production build: `npm run build` compiles src/ to dist/ with tsconfig.build.json (plain tsc,
- * no bundler), then copies every file under src/ that is not TypeScript (the dashboard's and the
+ * no bundler; the SDK of packages/sdk first, which the developer CLI imports), then copies every file under src/ that is not TypeScript (the dashboard's and the
  * OAuth pages' views and assets, read at run time relative to their module) next to its compiled
  * module, and writes build.json (when the build started). `npm run build -- --out-dir <dir>` builds elsewhere: the directory must sit directly
  * in the project root (as dist/ does), because compiled modules reach ../package.json and the
@@ -36,6 +36,11 @@ function assets(dir: string): string[] {
 const outDir = outDirArgument(process.argv.slice(2));
 const started = Date.now();
 rmSync(outDir, { recursive: true, force: true });
+// The developer CLI imports @fromagerie/sdk, which resolves to the package's dist/: built first,
+// in place (not emptied first, so a build beside another, the SDK's own `npm pack` in a test,
+// never finds it missing).
+const sdk = path.join(root, 'packages/sdk');
+execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(sdk, 'tsconfig.build.json')], { stdio: 'inherit', cwd: sdk });
 execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', outDir], { stdio: 'inherit', cwd: root });
 const copied = assets(src);
 for (const file of copied) {

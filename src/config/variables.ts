@@ -250,6 +250,17 @@ export const SETTINGS = {
     doc: 'Which peers are proxies whose `X-Forwarded-For` names the client (for per-address rate limits, the logs): a comma-separated list of addresses and CIDRs (`172.28.0.0/24,127.0.0.1`, IPv6 too; also `loopback`, `linklocal`, `uniquelocal`). The client is the rightmost entry not added by one of them. `true` means loopback and private ranges only (`loopback,linklocal,uniquelocal`), never a public peer; `false` ignores the header. Connections from these peers are not under `MAX_CONNECTIONS_PER_CLIENT` (the proxy caps its clients: deploy/haproxy.cfg)',
   }),
   logLevel: variable('LOG_LEVEL', { ...text(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])), default: 'info', doc: 'pino level: `fatal` … `trace`, or `silent`' }),
+  /**
+   * The developer CLI's (`fromagerie listen`, `trigger`, `events resend`): read by it alone, from
+   * its own environment (src/cli/dev/connection.ts: it loads no server configuration); declared
+   * here so the README table and .env.example name them. The server ignores them.
+   */
+  cliApiBase: optional(
+    variable('FROMAGERIE_API_BASE', { ...text(Type.String({ pattern: '^https?://' })), default: 'http://127.0.0.1:8080/v2', doc: 'CLI only: the API the developer commands (`listen`, `trigger`, `events resend`) call; `--api-base` overrides it' }),
+  ),
+  cliApiKey: optional(
+    variable('FROMAGERIE_API_KEY', { ...text(), default: unset, defaultText: 'unset', doc: 'CLI only: the API key (`sk_test_…`) the developer commands call with; `--api-key` overrides it. Never read by the server' }),
+  ),
 };
 
 /** `0,60,300`: the offsets must not go backwards (attempt n is never due before attempt n-1). */
