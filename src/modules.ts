@@ -129,6 +129,7 @@ export function createModules(
     directory: identity.provides.directory,
     cheeses: catalogue.provides.cheeses,
     outbox: outbox.provides.outbox,
+    clock,
   });
   const oauth = createOAuthModule({
     db,

@@ -1,5 +1,4 @@
 import type { ColumnType, Generated } from 'kysely';
-import { systemClock } from '../kernel/clock.js';
 
 /** PostgreSQL hands back Date, SQLite the ISO string we wrote; both accept ISO strings. */
 export type Timestamp = ColumnType<Date | string, string, string>;
@@ -18,9 +17,4 @@ export function toIsoOrNull(value: Date | string | null): string | null {
 
 export function toBool(value: boolean | number): boolean {
   return value === true || value === 1;
-}
-
-/** The system's time: repositories stamping rows they write (part of the clock work still to do: they do not see the app's clock yet). */
-export function nowIso(): string {
-  return systemClock.iso();
 }

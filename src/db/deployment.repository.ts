@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { nowIso } from './columns.js';
 import type { DB } from './schema.js';
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 const PRODUCTION_SINCE = 'production_since';
 
@@ -10,13 +10,16 @@ const PRODUCTION_SINCE = 'production_since';
  * sample accounts, with their published passwords) on production data.
  */
 export class DeploymentRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** Keeps the first production start's time: later starts change nothing. */
   async markProduction(): Promise<void> {
     await this.db
       .insertInto('deployment')
-      .values({ key: PRODUCTION_SINCE, value: nowIso() })
+      .values({ key: PRODUCTION_SINCE, value: this.clock.iso() })
       .onConflict((oc) => oc.column('key').doNothing())
       .execute();
   }

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nowIso } from '../../src/db/columns.js';
 import type { ClaimBounds } from '../../src/modules/webhooks/dispatch.rules.js';
 import { DeliveryRepository } from '../../src/modules/webhooks/delivery.repository.js';
 import { createAdminTestApp, createTestApp, type TestApp } from '../helpers/app.js';
@@ -136,7 +135,7 @@ describe('the claim serves accounts round-robin, on this database', () => {
     const lease = new Date(Date.now() + 3_600_000).toISOString();
     const load = (counts: Record<string, number>) => new Map(Object.entries(counts).map(([who, n]) => [accountOf.get(who)!, n]));
     const bounds = (over: Partial<ClaimBounds>): ClaimBounds => ({ limit: 8, endpointCap: 4, accountCap: 4, webhookLoad: new Map(), accountLoad: new Map(), fullWebhooks: [], fullAccounts: [], ...over });
-    const claim = async (over: Partial<ClaimBounds>) => (await deliveries.claimDue(nowIso(), lease, bounds(over))).claimed.map((row) => owner.get(row.webhookId)!).sort().join('');
+    const claim = async (over: Partial<ClaimBounds>) => (await deliveries.claimDue(new Date().toISOString(), lease, bounds(over))).claimed.map((row) => owner.get(row.webhookId)!).sort().join('');
 
     // Three slots: one each, though C's rows are all older.
     expect(await claim({ limit: 3 })).toBe('CDE');
@@ -148,16 +147,16 @@ describe('the claim serves accounts round-robin, on this database', () => {
     expect(await claim({ accountLoad: load({ C: 4, D: 3, E: 1 }), fullAccounts: [accountOf.get('C')!] })).toBe('');
     expect(await claim({ accountLoad: load({ C: 4, D: 3, E: 1 }) })).toBe('');
     // C's attempts ended; at one per webhook, its three webhooks take one slot each.
-    const perWebhook = await deliveries.claimDue(nowIso(), lease, bounds({ endpointCap: 1 }));
+    const perWebhook = await deliveries.claimDue(new Date().toISOString(), lease, bounds({ endpointCap: 1 }));
     expect(new Set(perWebhook.claimed.map((row) => row.webhookId)).size).toBe(3);
     expect(perWebhook.claimed).toHaveLength(3);
 
     // Two instances claiming at once: each row goes to one of them (C has six rows left).
-    const [one, two] = await Promise.all([deliveries.claimDue(nowIso(), lease, bounds({})), deliveries.claimDue(nowIso(), lease, bounds({}))]);
+    const [one, two] = await Promise.all([deliveries.claimDue(new Date().toISOString(), lease, bounds({})), deliveries.claimDue(new Date().toISOString(), lease, bounds({}))]);
     const ids = [...one.claimed, ...two.claimed].map((row) => row.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBeLessThanOrEqual(6);
-    const left = await quiet.database.db.selectFrom('webhook_deliveries').select('id').where('state', '=', 'pending').where('next_attempt_at', '<=', nowIso()).execute();
+    const left = await quiet.database.db.selectFrom('webhook_deliveries').select('id').where('state', '=', 'pending').where('next_attempt_at', '<=', new Date().toISOString()).execute();
     expect(left.length + ids.length).toBe(6);
   });
 });

@@ -70,9 +70,9 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
   const { db, outbox, publicUrl } = options;
   const clock = options.clock ?? systemClock;
   const late = latePorts<CataloguePorts>('catalogue');
-  const cheeseRepository = new CheeseRepository(db);
-  const taxonomy = new TaxonomyRepository();
-  const imageRepository = new ImageRepository(db);
+  const cheeseRepository = new CheeseRepository(db, clock);
+  const taxonomy = new TaxonomyRepository(clock);
+  const imageRepository = new ImageRepository(db, clock);
   const storage: ImageStorage = new FileSystemImageStorage(options.imageDir);
   const changes = new CatalogueChanges(db, options.broadcast);
   const reader = new CheeseReadService({ db, cheeses: cheeseRepository, taxonomy, images: imageRepository, cursors: options.cursors, publicUrl });
@@ -115,7 +115,7 @@ export function createCatalogueModule(options: CatalogueOptions): CatalogueModul
         orderable: (executor, minGrams, limit) => cheeseRepository.orderableIds(executor, minGrams, limit),
         profiles: (executor) => cheeseRepository.profiles(executor),
       },
-      stock: new StockService({ stock: new StockRepository(), outbox, changes, lowStockGrams: Math.round(options.lowStockThresholdKg * 1000) }),
+      stock: new StockService({ stock: new StockRepository(clock), outbox, changes, lowStockGrams: Math.round(options.lowStockThresholdKg * 1000) }),
     },
   };
 }

@@ -3,13 +3,13 @@ import type { DB } from '../../db/schema.js';
 import { foldForSearch } from '../../kernel/text.js';
 import { claimRows } from '../../db/claim.js';
 import { isPostgres } from '../../db/dialect.js';
-import { nowIso } from '../../db/columns.js';
 import { prepared } from '../../db/prepared.js';
 import { columnsExcept } from '../../db/table-columns.js';
 import { CHEESE_COLUMNS, type CheeseStatus } from './catalogue.table.js';
 import { foldCase, monthsToMask, slugify } from './cheese.model.js';
 import type { CheeseDraft } from './cheese.input.js';
 import type { CheeseProfile } from './catalogue.ports.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export const SORT_FIELDS = ['name', 'createdAt', 'updatedAt', 'pricePerKg', 'agedWeeks'] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
@@ -166,7 +166,10 @@ function columnsOf(draft: CheeseDraft, categoryId: number | null) {
 }
 
 export class CheeseRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async findById(executor: Kysely<DB>, id: number): Promise<CheeseRecord | undefined> {
     return selectCheeses(executor).where('c.id', '=', id).executeTakeFirst();
@@ -248,7 +251,7 @@ export class CheeseRepository {
   }
 
   async insert(trx: Transaction<DB>, draft: CheeseDraft, slug: string, categoryId: number | null): Promise<number> {
-    const now = nowIso();
+    const now = this.clock.iso();
     const row = await trx
       .insertInto('cheeses')
       .values({ slug, ...columnsOf(draft, categoryId), created_at: now, updated_at: now })
@@ -260,7 +263,7 @@ export class CheeseRepository {
   async update(trx: Transaction<DB>, id: number, draft: CheeseDraft, categoryId: number | null): Promise<void> {
     await trx
       .updateTable('cheeses')
-      .set({ ...columnsOf(draft, categoryId), updated_at: nowIso() })
+      .set({ ...columnsOf(draft, categoryId), updated_at: this.clock.iso() })
       .where('id', '=', id)
       .execute();
   }

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { nowIso, toBool } from '../../db/columns.js';
+import { toBool } from '../../db/columns.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface ImageRecord {
   id: number;
@@ -35,7 +36,10 @@ function toRecord(r: Row): ImageRecord {
 }
 
 export class ImageRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async insert(trx: Transaction<DB>, image: Omit<ImageRecord, 'id'>): Promise<ImageRecord> {
     if (image.isPrimary) {
@@ -53,7 +57,7 @@ export class ImageRepository {
         height: image.height,
         caption: image.caption,
         is_primary: image.isPrimary,
-        created_at: nowIso(),
+        created_at: this.clock.iso(),
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow();

@@ -1,10 +1,12 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { nowIso } from '../../db/columns.js';
 import { foldCase } from './cheese.model.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 /** Categories and tags: find-or-create by name, and lookups for cheese views. Every method runs on the executor it is given. */
 export class TaxonomyRepository {
+  constructor(private readonly clock: Clock = systemClock) {}
+
   async categoryNameById(executor: Kysely<DB>, id: number): Promise<string | undefined> {
     return (await executor.selectFrom('categories').select('name').where('id', '=', id).executeTakeFirst())?.name;
   }
@@ -23,7 +25,7 @@ export class TaxonomyRepository {
       .where('name_key', '=', foldCase(name))
       .executeTakeFirst();
     if (existing) return existing.id;
-    const now = nowIso();
+    const now = this.clock.iso();
     const row = await trx
       .insertInto('categories')
       .values({ name, name_key: foldCase(name), created_at: now, updated_at: now })
@@ -35,7 +37,7 @@ export class TaxonomyRepository {
 
   async ensureTags(trx: Transaction<DB>, names: string[]): Promise<number[]> {
     if (names.length === 0) return [];
-    const now = nowIso();
+    const now = this.clock.iso();
     await trx
       .insertInto('tags')
       .values(names.map((name) => ({ name, created_at: now })))

@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { isPostgres } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
-import { nowIso, toBool, toIso } from '../../db/columns.js';
+import { toBool, toIso } from '../../db/columns.js';
 import type { AddressView } from './address.schema.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 const COLUMNS = ['id', 'label', 'recipient', 'line1', 'line2', 'city', 'region', 'postal_code', 'country', 'phone', 'is_default', 'created_at', 'updated_at'] as const;
 
@@ -31,6 +32,8 @@ const columnsOf = (fields: AddressFields) => ({
 });
 
 export class AddressRepository {
+  constructor(private readonly clock: Clock = systemClock) {}
+
   async list(executor: Kysely<DB>, accountId: number): Promise<AddressView[]> {
     const rows = await executor.selectFrom('customer_addresses').select(COLUMNS).where('account_id', '=', accountId).orderBy('id').execute();
     return rows.map(toView);
@@ -42,7 +45,7 @@ export class AddressRepository {
   }
 
   async insert(trx: Transaction<DB>, accountId: number, fields: AddressFields, isDefault: boolean): Promise<number> {
-    const now = nowIso();
+    const now = this.clock.iso();
     const row = await trx
       .insertInto('customer_addresses')
       .values({ account_id: accountId, ...columnsOf(fields), is_default: isDefault, created_at: now, updated_at: now })
@@ -52,12 +55,12 @@ export class AddressRepository {
   }
 
   async update(trx: Transaction<DB>, addressId: number, fields: AddressFields): Promise<void> {
-    await trx.updateTable('customer_addresses').set({ ...columnsOf(fields), updated_at: nowIso() }).where('id', '=', addressId).execute();
+    await trx.updateTable('customer_addresses').set({ ...columnsOf(fields), updated_at: this.clock.iso() }).where('id', '=', addressId).execute();
   }
 
   /** Makes `addressId` the account's only default (the other one first, for the unique index). */
   async makeDefault(trx: Transaction<DB>, accountId: number, addressId: number): Promise<void> {
-    const now = nowIso();
+    const now = this.clock.iso();
     await trx.updateTable('customer_addresses').set({ is_default: false, updated_at: now }).where('account_id', '=', accountId).where('is_default', '=', true).where('id', '<>', addressId).execute();
     await trx.updateTable('customer_addresses').set({ is_default: true, updated_at: now }).where('id', '=', addressId).execute();
   }

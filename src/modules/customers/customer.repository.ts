@@ -3,8 +3,9 @@ import type { DB } from '../../db/schema.js';
 import type { CheeseDirectory } from '../catalogue/catalogue.module.js';
 import type { AccountDirectory, AccountFacts } from '../identity/identity.module.js';
 import type { CustomerTier } from './customer.table.js';
-import { nowIso, toIso } from '../../db/columns.js';
+import { toIso } from '../../db/columns.js';
 import type { CustomerView } from './customer.schema.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface ProfileFields {
   firstName: string | null;
@@ -56,6 +57,7 @@ export class CustomerRepository {
   constructor(
     private readonly accounts: AccountDirectory,
     private readonly cheeses: CheeseDirectory,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async #view(executor: Kysely<DB>, account: AccountFacts | undefined): Promise<CustomerView | undefined> {
@@ -71,7 +73,7 @@ export class CustomerRepository {
   }
 
   async setTier(trx: Transaction<DB>, accountId: number, tier: CustomerTier): Promise<void> {
-    await trx.updateTable('customer_profiles').set({ customer_status: tier, updated_at: nowIso() }).where('account_id', '=', accountId).execute();
+    await trx.updateTable('customer_profiles').set({ customer_status: tier, updated_at: this.clock.iso() }).where('account_id', '=', accountId).execute();
   }
 
   async findByUsername(executor: Kysely<DB>, username: string): Promise<CustomerView | undefined> {
@@ -79,7 +81,7 @@ export class CustomerRepository {
   }
 
   async insertProfile(trx: Transaction<DB>, accountId: number, fields: ProfileFields): Promise<void> {
-    const now = nowIso();
+    const now = this.clock.iso();
     await trx.insertInto('customer_profiles').values({ account_id: accountId, ...profileColumns(fields), customer_status: 'bronze', preferences: '{}', created_at: now, updated_at: now }).execute();
   }
 
@@ -89,10 +91,10 @@ export class CustomerRepository {
   }
 
   async setPreferences(trx: Transaction<DB>, accountId: number, json: string): Promise<void> {
-    await trx.updateTable('customer_profiles').set({ preferences: json, updated_at: nowIso() }).where('account_id', '=', accountId).execute();
+    await trx.updateTable('customer_profiles').set({ preferences: json, updated_at: this.clock.iso() }).where('account_id', '=', accountId).execute();
   }
 
   async updateProfile(trx: Transaction<DB>, accountId: number, fields: ProfileFields): Promise<void> {
-    await trx.updateTable('customer_profiles').set({ ...profileColumns(fields), updated_at: nowIso() }).where('account_id', '=', accountId).execute();
+    await trx.updateTable('customer_profiles').set({ ...profileColumns(fields), updated_at: this.clock.iso() }).where('account_id', '=', accountId).execute();
   }
 }

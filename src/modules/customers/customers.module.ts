@@ -5,6 +5,7 @@ import { NO_GUARD, type BruteForceGuard } from '../../kernel/brute-force.js';
 import type { CheeseDirectory } from '../catalogue/catalogue.module.js';
 import type { AccountDirectory, AccountService } from '../identity/identity.module.js';
 import type { Outbox } from '../outbox/outbox.module.js';
+import type { Clock } from '../../kernel/clock.js';
 import { CustomerRepository } from './customer.repository.js';
 import { customerRoutes } from './customer.routes.js';
 import { CustomerService, type AccountDeletionPort } from './customer.service.js';
@@ -25,6 +26,7 @@ export interface CustomersOptions {
   outbox: Outbox;
   /** Limits sign-ups per address (the limits module). */
   bruteForce?: BruteForceGuard;
+  clock?: Clock;
 }
 
 /** Wired once orders exist (they are built after customers: they read their tiers). */
@@ -47,9 +49,9 @@ export type { PreferencesService } from './preferences.service.js';
 /** Customer accounts: sign-up, Form A's profile, Form B's addresses and preferences, closing an account. */
 export function createCustomersModule(options: CustomersOptions): CustomersModule {
   const late = latePorts<CustomersPorts>('customers');
-  const repository = new CustomerRepository(options.directory, options.cheeses);
+  const repository = new CustomerRepository(options.directory, options.cheeses, options.clock);
   const customers = new CustomerService({ ...options, customers: repository, accountDeletion: { beforeAccountDeleted: (trx, accountId) => late.ports.accountDeletion.beforeAccountDeleted(trx, accountId) } });
-  const addresses = new AddressService({ db: options.db, addresses: new AddressRepository(), customers, outbox: options.outbox });
+  const addresses = new AddressService({ db: options.db, addresses: new AddressRepository(options.clock), customers, outbox: options.outbox });
   const preferences = new PreferencesService({ db: options.db, repository, customers, outbox: options.outbox });
   return {
     name: 'customers',

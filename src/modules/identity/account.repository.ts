@@ -1,12 +1,13 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { Plan } from '../../kernel/plans.js';
-import { nowIso, toIso } from '../../db/columns.js';
+import { toIso } from '../../db/columns.js';
 import { isPostgres } from '../../db/dialect.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { prepared } from '../../db/prepared.js';
 import type { Role } from '../../kernel/scopes.js';
 import type { AccountFacts } from './identity.ports.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export interface AccountRecord {
   id: number;
@@ -42,7 +43,10 @@ const toFacts = (row: { id: number; username: string; email: string | null; role
 
 /** Also what identity offers other modules as its AccountDirectory (identity.module.ts). */
 export class AccountRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async usernamesOf(executor: Kysely<DB>, ids: readonly number[]): Promise<Map<number, string>> {
     const unique = [...new Set(ids)];
@@ -98,7 +102,7 @@ export class AccountRepository {
 
   /** The account with its new plan, or undefined when there is no such account. */
   async setPlan(executor: Kysely<DB>, username: string, plan: Plan): Promise<{ id: number; username: string; plan: Plan } | undefined> {
-    const row = await executor.updateTable('accounts').set({ plan, updated_at: nowIso() }).where('username_key', '=', usernameKey(username)).returning(['id', 'username', 'plan']).executeTakeFirst();
+    const row = await executor.updateTable('accounts').set({ plan, updated_at: this.clock.iso() }).where('username_key', '=', usernameKey(username)).returning(['id', 'username', 'plan']).executeTakeFirst();
     return row && { id: Number(row.id), username: row.username, plan: row.plan };
   }
 
@@ -107,7 +111,7 @@ export class AccountRepository {
     executor: Kysely<DB>,
     input: { username: string; passwordHash: string; role: Role; email?: string | null },
   ): Promise<AccountRecord | { taken: TakenField }> {
-    const now = nowIso();
+    const now = this.clock.iso();
     try {
       return await executor
         .insertInto('accounts')
@@ -137,7 +141,7 @@ export class AccountRepository {
     try {
       await trx
         .updateTable('accounts')
-        .set({ email: changes.email, email_key: emailKey(changes.email), password_hash: changes.passwordHash, updated_at: nowIso() })
+        .set({ email: changes.email, email_key: emailKey(changes.email), password_hash: changes.passwordHash, updated_at: this.clock.iso() })
         .where('id', '=', accountId)
         .execute();
       return undefined;

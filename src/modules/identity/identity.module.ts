@@ -88,12 +88,12 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const resolver = new ApiKeyResolver({ keys, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(resolver);
   const apiKeys = new ApiKeyService({ db, keys, environment, revocations, clock });
-  const accounts = new AccountRepository(db);
+  const accounts = new AccountRepository(db, clock);
   const sessions = new LoginSessionRepository(db);
   const loginTokens = new LoginTokenResolver({ sessions, keys: options.loginTokenKeys, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(loginTokens);
   const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds, clock });
-  const clientRows = new OAuthClientRepository(db);
+  const clientRows = new OAuthClientRepository(db, clock);
   const oauthClients = new OAuthClientService(clientRows);
   const browserSessionRows = new BrowserSessionRepository(db);
   const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions, clock });

@@ -1,9 +1,10 @@
 import type { Kysely, OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { nowIso, toIso } from '../../db/columns.js';
+import { toIso } from '../../db/columns.js';
 import type { OAuthClientType } from './identity.table.js';
 import type { OAuthClientView } from './oauth-client.schema.js';
 import type { OAuthClientName } from './identity.ports.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 // Never secret_hash: it leaves the database only for the comparison at the token endpoint.
 const PUBLIC_COLUMNS = ['id', 'client_id', 'name', 'client_type', 'redirect_uris', 'grants', 'scopes', 'created_at', 'updated_at'] as const;
@@ -25,10 +26,13 @@ function toView(row: Row): OAuthClientView {
 }
 
 export class OAuthClientRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async insert(input: { clientId: string; secretHash: string | null; name: string; type: OAuthClientType; redirectUris: string[]; grants: string[]; scopes: string[]; createdBy: number | null }): Promise<OAuthClientView> {
-    const now = nowIso();
+    const now = this.clock.iso();
     const row = await this.db
       .insertInto('oauth_clients')
       .values({

@@ -1,9 +1,10 @@
 import type { ExpressionBuilder, Kysely, Selectable, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { AccountDirectory } from '../identity/identity.module.js';
-import { nowIso, toBool, toIso, toIsoOrNull } from '../../db/columns.js';
+import { toBool, toIso, toIsoOrNull } from '../../db/columns.js';
 import type { Scope } from '../../kernel/scopes.js';
 import type { AttemptOutcome, WebhookTable } from './webhook.table.js';
+import { systemClock, type Clock } from '../../kernel/clock.js';
 
 // Never the secrets' ciphertexts: they leave the database only to sign (secretsOf).
 const VIEW_COLUMNS = ['w.id', 'w.account_id', 'w.url', 'w.events', 'w.description', 'w.max_attempts', 'w.scopes', 'w.active', 'w.disabled_reason', 'w.previous_secret_expires_at', 'w.oauth_client_id', 'w.created_at', 'w.updated_at'] as const;
@@ -76,6 +77,7 @@ export class WebhookRepository {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly accounts: AccountDirectory,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   #select() {
@@ -100,7 +102,7 @@ export class WebhookRepository {
     input: { accountId: number; url: string; events: string[]; scopes: Scope[]; description: string | null; maxAttempts: number; secretCiphertext: string; grant: { id: number; clientId: string } | null },
     max: number,
   ): Promise<WebhookRecord | null> {
-    const now = nowIso();
+    const now = this.clock.iso();
     const id = await this.db.transaction().execute(async (trx) => {
       await this.accounts.lock(trx, input.accountId);
       const existing = await trx.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', input.accountId).executeTakeFirstOrThrow();
@@ -215,7 +217,7 @@ export class WebhookRepository {
         ...(changes.maxAttempts !== undefined && { max_attempts: changes.maxAttempts }),
         ...(changes.active !== undefined && { active: changes.active }),
         ...(changes.disabledReason !== undefined && { disabled_reason: changes.disabledReason }),
-        updated_at: nowIso(),
+        updated_at: this.clock.iso(),
       })
       .where('id', '=', id)
       .execute();
@@ -226,7 +228,7 @@ export class WebhookRepository {
   async rotateSecret(id: number, secretCiphertext: string, previousExpiresAt: string): Promise<void> {
     await this.db
       .updateTable('webhooks')
-      .set((eb) => ({ previous_secret_ciphertext: eb.ref('secret_ciphertext'), secret_ciphertext: secretCiphertext, previous_secret_expires_at: previousExpiresAt, updated_at: nowIso() }))
+      .set((eb) => ({ previous_secret_ciphertext: eb.ref('secret_ciphertext'), secret_ciphertext: secretCiphertext, previous_secret_expires_at: previousExpiresAt, updated_at: this.clock.iso() }))
       .where('id', '=', id)
       .execute();
   }

@@ -94,7 +94,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
   const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt, clock });
   const secrets = webhookSecretBox(options.secretKeys);
-  const webhookRepository = new WebhookRepository(db, options.accounts);
+  const webhookRepository = new WebhookRepository(db, options.accounts, clock);
   const deliveries = new DeliveryRepository(db, options.outboxRows);
   const status = new DeliveryStatusRepository(db);
   const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log, clock });
