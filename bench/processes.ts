@@ -204,7 +204,7 @@ export function serviceEnv(options: { port: number; dataDir: string; environment
     CHEESE_ENV: options.environment,
     PORT: String(options.port),
     DATA_DIR: options.dataDir,
-    ADMIN_PASSWORD: 'bench admin password',
+    ADMIN_PASSWORD: 'bench operator passphrase 42',
     APP_SECRET: 'bench-secret-bench-secret-bench-secret-01',
     LOG_LEVEL: 'warn',
     RATE_LIMITS: 'off',
