@@ -48,9 +48,16 @@ export const PROCESS = [
   'test/sdk/sdk-quickstart.test.ts',
   'test/sdk/sdk-types.test.ts',
   'test/openapi/openapi-breaking.test.ts',
+  // The operator CLI beside an app of this process (test/architecture/test-tiers.test.ts found them)
+  'test/dashboard/prototype-names.test.ts',
+  'test/identity/first-key.test.ts',
+  'test/limits/rate-limits.test.ts',
+  'test/oauth/oauth-clients.test.ts',
+  'test/platform/cross-instance-cache.test.ts',
   // A private PostgreSQL, Redis or HAProxy
   'test/health/postgres-restart.test.ts',
   'test/limits/redis-fail-closed.test.ts',
+  'test/limits/redis-deadline.test.ts',
   'test/http/trust-proxy-haproxy.test.ts',
 ];
 

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   runState.dataDir = dataDir;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, CHEESE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench admin password', APP_SECRET: 'bench-secret-bench-secret-bench-secret-01', LOG_LEVEL: 'warn', PUBLIC_URL: base, RATE_LIMITS: 'off' };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, CHEESE_ENV: 'production', PORT: String(port), DATA_DIR: dataDir, ADMIN_PASSWORD: 'bench operator passphrase 42', APP_SECRET: 'bench-secret-bench-secret-bench-secret-01', LOG_LEVEL: 'warn', PUBLIC_URL: base, RATE_LIMITS: 'off' };
   runCli(['db:seed'], env); // migrates and creates the admin
   const key = runCli(['api-keys', 'create', '--user', 'admin', '--scopes', 'admin', '--name', 'bench', '--quiet'], env).trim().split('\n').at(-1)!;
   const service = startChild('service', ['--import', 'tsx', 'src/server.ts'], env);

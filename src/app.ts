@@ -67,7 +67,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   if (ownsDatabase) app.addHook('onClose', () => database.close());
   const warn = (message: string, details: Record<string, unknown>) => app.log.warn(details, message);
   // Catalogue changes and credential revocations reach every instance's caches within a second (issue 20).
-  const broadcast = openChangeBroadcast(database, { url: config.databaseUrl, log: warn });
+  const broadcast = openChangeBroadcast(database, { log: warn });
   app.addHook('onClose', () => broadcast.close());
   const modules = createModules(config, database, warn, broadcast);
   app.decorate('modules', modules);

@@ -58,7 +58,7 @@ async function run(argv: string[]): Promise<void> {
         if (!modules) {
           const [{ migrateToLatest }, { createModules }, { openChangeBroadcast }] = await Promise.all([import('../db/migrate.js'), import('../modules.js'), import('../db/change-broadcast.js')]);
           await migrateToLatest(database.db as never, database.schema);
-          const tells = openChangeBroadcast(database, { url: config.databaseUrl, listen: false });
+          const tells = openChangeBroadcast(database, { listen: false });
           broadcast = tells;
           modules = createModules(config, database, undefined, tells);
         }

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type pg from 'pg';
-import { postgresDriver } from './postgres-driver.js';
+import type { PostgresNotifier } from './notifier.js';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import type { DB } from './schema.js';
@@ -32,15 +31,6 @@ export interface ChangeBroadcast {
 
 /** A NOTIFY payload is at most 8000 bytes; ours are a few dozen. */
 const MAX_PAYLOAD_CHARS = 4000;
-const CONNECT_TIMEOUT_MS = 5_000;
-const QUERY_TIMEOUT_MS = 5_000;
-/**
- * The LISTEN connection is checked this often (by LISTENing again, a no-op): a black-holed
- * connection sends no 'end', and keepalive alone takes minutes to notice.
- */
-const CHECK_EVERY_MS = 10_000;
-const FIRST_RETRY_MS = 200;
-const MAX_RETRY_MS = 5_000;
 
 /** Per topic and schema (test schemas stay apart), within PostgreSQL's 63 characters. */
 export function broadcastChannel(topic: BroadcastTopic, schema: string): string {
@@ -61,8 +51,8 @@ class Subscribers {
     for (const subscriber of this.#byTopic.get(topic) ?? []) subscriber.message(payload);
   }
 
-  flush(): void {
-    for (const set of this.#byTopic.values()) for (const subscriber of set) subscriber.flush();
+  flush(topic: BroadcastTopic): void {
+    for (const subscriber of this.#byTopic.get(topic) ?? []) subscriber.flush();
   }
 }
 
@@ -126,7 +116,8 @@ class LocalBroadcast implements ChangeBroadcast {
 
 export interface PostgresBroadcastOptions {
   db: Kysely<DB>;
-  url: string;
+  /** The instance's LISTEN connection (the database's). */
+  notifier: PostgresNotifier;
   schema: string;
   log?: (message: string, details: Record<string, unknown>) => void;
   /** False for a process that only tells (the CLI): no LISTEN connection. */
@@ -134,26 +125,29 @@ export interface PostgresBroadcastOptions {
 }
 
 /**
- * NOTIFY through the pool (its timeouts apply); LISTEN on one dedicated connection, which
- * reconnects after any failure (200 ms, doubling to 5 s) and then flushes every subscriber,
- * since whatever was sent while it was away is lost. Messages carry the sender's id, so an
- * instance skips its own.
+ * NOTIFY through the pool (its timeouts apply); LISTEN on the instance's notifier
+ * (notifier.ts), whose every (re)connection flushes every subscriber, since whatever was sent
+ * while it was away is lost. Messages carry the sender's id, so an instance skips its own.
  */
 class PostgresBroadcast implements ChangeBroadcast {
   readonly #subscribers = new Subscribers();
   readonly #coalescer = new Coalescer();
   readonly #origin = randomUUID().slice(0, 8);
-  readonly #channels: Map<string, BroadcastTopic>;
-  #client: pg.Client | undefined;
-  #retryMs = FIRST_RETRY_MS;
-  #retry: NodeJS.Timeout | undefined;
-  #check: NodeJS.Timeout | undefined;
+  readonly #stops: (() => void)[] = [];
   #closed = false;
   readonly #sending = new Set<Promise<void>>();
 
   constructor(private readonly options: PostgresBroadcastOptions) {
-    this.#channels = new Map(BROADCAST_TOPICS.map((topic) => [broadcastChannel(topic, options.schema), topic]));
-    if (options.listen !== false) this.#connect();
+    if (options.listen === false) return;
+    for (const topic of BROADCAST_TOPICS) {
+      this.#stops.push(
+        options.notifier.subscribe(broadcastChannel(topic, options.schema), {
+          message: (raw) => this.#received(topic, raw),
+          missed: () => this.#subscribers.flush(topic),
+        }),
+      );
+    }
+    if (options.log) this.#stops.push(options.notifier.logTo(options.log));
   }
 
   publish(topic: BroadcastTopic, given = ''): Promise<void> {
@@ -181,76 +175,28 @@ class PostgresBroadcast implements ChangeBroadcast {
     return this.#subscribers.add(topic, subscriber);
   }
 
-  #connect(): void {
-    if (this.#closed) return;
-    const client = new (postgresDriver().Client)({
-      connectionString: this.options.url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: QUERY_TIMEOUT_MS,
-      keepAlive: true,
-      application_name: 'fromagerie-change-broadcast',
-    });
-    this.#client = client;
-    client.on('notification', (message) => this.#received(message.channel, message.payload ?? ''));
-    client.on('error', () => this.#lost(client));
-    client.on('end', () => this.#lost(client));
-    client
-      .connect()
-      .then(() => this.#listen(client))
-      .then(() => {
-        if (this.#client !== client) return;
-        this.#retryMs = FIRST_RETRY_MS;
-        // Whatever was sent before this LISTEN (or while the last connection was down) is lost.
-        this.#subscribers.flush();
-        this.#check = setInterval(() => void this.#listen(client).catch(() => this.#lost(client)), CHECK_EVERY_MS);
-        this.#check.unref();
-      })
-      .catch(() => this.#lost(client));
-  }
-
-  async #listen(client: pg.Client): Promise<void> {
-    for (const channel of this.#channels.keys()) await client.query(`LISTEN "${channel}"`);
-  }
-
-  #received(channel: string, raw: string): void {
-    const topic = this.#channels.get(channel);
+  #received(topic: BroadcastTopic, raw: string): void {
     const separator = raw.indexOf('|');
-    if (!topic || separator < 0 || raw.slice(0, separator) === this.#origin) return;
+    if (separator < 0 || raw.slice(0, separator) === this.#origin) return;
     this.#subscribers.deliver(topic, raw.slice(separator + 1));
   }
 
-  #lost(client: pg.Client): void {
-    if (this.#client !== client) return;
-    this.#client = undefined;
-    clearInterval(this.#check);
-    void client.end().catch(() => {});
-    if (this.#closed) return;
-    this.options.log?.('change broadcast: LISTEN connection lost; reconnecting', { retryMs: this.#retryMs });
-    this.#retry = setTimeout(() => this.#connect(), this.#retryMs);
-    this.#retry.unref();
-    this.#retryMs = Math.min(MAX_RETRY_MS, this.#retryMs * 2);
-  }
-
-  /** Waits for messages being sent (a CLI revocation must reach the instances before the pool closes). */
+  /** Waits for messages being sent (a CLI revocation must reach the instances before the pool closes); the notifier is the database's to close. */
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all(this.#sending);
-    clearTimeout(this.#retry);
-    clearInterval(this.#check);
-    const client = this.#client;
-    this.#client = undefined;
-    if (client) await client.end().catch(() => {});
+    for (const stop of this.#stops) stop();
   }
 }
 
 /**
- * PostgreSQL when the database is (its URL given), this process's apps on the same file
+ * PostgreSQL when the database is (over its notifier), this process's apps on the same file
  * otherwise. `listen: false` (the CLI) only tells: on SQLite that reaches no other process,
  * whose caches then catch up within their TTL.
  */
-export function openChangeBroadcast(database: Database, options: { url: string | undefined; log?: PostgresBroadcastOptions['log']; listen?: boolean }): ChangeBroadcast {
-  if (database.dialect === 'postgres' && options.url) {
-    return new PostgresBroadcast({ db: database.db, url: options.url, schema: database.schema ?? 'public', listen: options.listen ?? true, ...(options.log ? { log: options.log } : {}) });
+export function openChangeBroadcast(database: Database, options: { log?: PostgresBroadcastOptions['log']; listen?: boolean }): ChangeBroadcast {
+  if (database.notifier) {
+    return new PostgresBroadcast({ db: database.db, notifier: database.notifier, schema: database.schema ?? 'public', listen: options.listen ?? true, ...(options.log ? { log: options.log } : {}) });
   }
   return options.listen === false ? NO_BROADCAST : new LocalBroadcast(database.location);
 }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
-import { postgresDriver } from './postgres-driver.js';
+import type { PostgresNotifier } from './notifier.js';
 import { PostgresDialect, type CompiledQuery, type DatabaseConnection, type DatabaseIntrospector, type Driver, type Kysely, type PostgresDialectConfig, type QueryResult, type TransactionSettings } from 'kysely';
 import { SchemaScopedPostgresIntrospector } from './postgres-introspector.js';
 
@@ -49,23 +48,27 @@ export class CommitListeners {
 }
 
 /**
- * One dedicated connection LISTENing for every instance's commits. It reconnects after a
- * failure; while it is down, the listeners' own polling is the safety net.
+ * Commit signals across the instances on one PostgreSQL database, over the instance's notifier
+ * (notifier.ts): its LISTEN connection hears the other instances' commits, and each of its
+ * (re)connections wakes every listener, since anything committed meanwhile is found by a wake.
  */
 export class PostgresCommitSignal {
   readonly listeners = new CommitListeners();
-  #client: pg.Client | undefined;
+  readonly #subscribed = new Set<string>();
   #closed = false;
-  #retry: NodeJS.Timeout | undefined;
   /** Per table: the coalescing window's timer, and whether a commit came in during it. */
   readonly #windows = new Map<string, { timer: NodeJS.Timeout; again: boolean }>();
 
-  constructor(private readonly options: { url: string; schema: string; log?: (message: string) => void }) {}
+  constructor(
+    private readonly notifier: PostgresNotifier,
+    private readonly schema: string,
+  ) {}
 
   /**
    * A transaction of this instance committed inserts into `tables`: this instance's listeners
    * now, the other instances by one NOTIFY per table per NOTIFY_INTERVAL_MS, sent on the
-   * listening connection outside any transaction (lost while it is down: the polls cover it).
+   * notifier's connection outside any transaction (lost while it is down: the polls cover it).
+   * An instance that watches nothing (ROLE=api) opens that connection to announce.
    */
   committed(tables: ReadonlySet<string>): void {
     for (const table of tables) {
@@ -78,9 +81,7 @@ export class PostgresCommitSignal {
   }
 
   #announce(table: string): void {
-    // An instance that watches nothing (ROLE=api) opens the connection to announce.
-    if (!this.#client) this.#connect();
-    void this.#client?.query('select pg_notify($1, $2)', [insertChannel(table, this.options.schema), '']).catch(() => this.#reconnect());
+    this.notifier.notify(insertChannel(table, this.schema), '');
     const timer = setTimeout(() => {
       const again = this.#windows.get(table)?.again;
       this.#windows.delete(table);
@@ -92,56 +93,23 @@ export class PostgresCommitSignal {
 
   watch(table: string, listener: Listener): () => void {
     const unsubscribe = this.listeners.add(table, listener);
-    if (this.#client) void this.#client.query(`LISTEN "${insertChannel(table, this.options.schema)}"`).catch(() => this.#reconnect());
-    else this.#connect();
+    if (!this.#subscribed.has(table)) {
+      this.#subscribed.add(table);
+      this.notifier.subscribe(insertChannel(table, this.schema), {
+        // Our own announcement: this instance's listeners were woken at its commit.
+        message: (_payload, own) => {
+          if (!own) this.listeners.fire(table);
+        },
+        missed: () => this.listeners.fire(table),
+      });
+    }
     return unsubscribe;
   }
 
-  #connect(): void {
-    if (this.#closed || this.#client) return;
-    const client = new (postgresDriver().Client)({ connectionString: this.options.url, connectionTimeoutMillis: 5000, keepAlive: true });
-    this.#client = client;
-    client.on('notification', (message) => {
-      // Our own announcement: this instance's listeners were woken at its commit.
-      if (message.processId === (client as pg.Client & { processID?: number }).processID) return;
-      const table = this.listeners.tables().find((t) => insertChannel(t, this.options.schema) === message.channel);
-      if (table) this.listeners.fire(table);
-    });
-    // Every failure is handled here (an 'error' without a listener would crash the process).
-    client.on('error', () => this.#reconnect(client));
-    client.on('end', () => this.#reconnect(client));
-    client
-      .connect()
-      .then(async () => {
-        for (const table of this.listeners.tables()) await client.query(`LISTEN "${insertChannel(table, this.options.schema)}"`);
-        // Anything committed while we were not listening is found by the first wake.
-        for (const table of this.listeners.tables()) this.listeners.fire(table);
-      })
-      .catch(() => this.#reconnect(client));
-  }
-
-  /** `failed`: the client that failed; a late event of a client already replaced is ignored. */
-  #reconnect(failed?: pg.Client): void {
-    if (failed && failed !== this.#client) return;
-    const client = this.#client;
-    this.#client = undefined;
-    if (client) void client.end().catch(() => {});
-    if (this.#closed || this.#retry) return;
-    this.options.log?.('commit signal connection lost; reconnecting in 1 s');
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      this.#connect();
-    }, 1000);
-    this.#retry.unref();
-  }
-
-  async close(): Promise<void> {
+  /** The notifier is closed by its owner (the database). */
+  close(): void {
     this.#closed = true;
-    clearTimeout(this.#retry);
     for (const window of this.#windows.values()) clearTimeout(window.timer);
-    const client = this.#client;
-    this.#client = undefined;
-    if (client) await client.end().catch(() => {});
   }
 }
 

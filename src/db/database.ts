@@ -8,6 +8,7 @@ import { Kysely, sql } from 'kysely';
 import type { DB } from './schema.js';
 import { GroupCommitSqliteDialect } from './sqlite-driver.js';
 import { CommitListeners, PostgresCommitSignal, SignallingPostgresDialect } from './commit-signal.js';
+import { PostgresNotifier } from './notifier.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -25,6 +26,8 @@ export interface Database {
    * Best effort, so listeners keep a slow poll as well. Returns the unsubscribe function.
    */
   afterCommitOf(table: string, listener: () => void): () => void;
+  /** PostgreSQL's one LISTEN connection of this instance (notifier.ts); undefined on SQLite. */
+  notifier?: PostgresNotifier;
   close(): Promise<void>;
   /** PostgreSQL's connection pool, for the metrics; undefined on SQLite (one connection, no pool). */
   pool?: { stats(): PoolStats; onAcquired(listener: (waitSeconds: number) => void): () => void };
@@ -146,7 +149,8 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     },
     end: () => pool.end(),
   };
-  const signal = new PostgresCommitSignal({ url, schema: options.databaseSchema ?? 'public' });
+  const notifier = new PostgresNotifier({ url, schema: options.databaseSchema ?? 'public' });
+  const signal = new PostgresCommitSignal(notifier, options.databaseSchema ?? 'public');
   const db = new Kysely<DB>({ dialect: new SignallingPostgresDialect({ pool: timedPool }, signal) });
   return {
     db,
@@ -157,6 +161,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       await sql`select 1`.execute(db);
     },
     afterCommitOf: (table, listener) => signal.watch(table, listener),
+    notifier,
     pool: {
       stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
       onAcquired: (listener) => {
@@ -165,7 +170,8 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       },
     },
     close: once(async () => {
-      await signal.close();
+      signal.close();
+      await notifier.close();
       await db.destroy();
     }),
   };

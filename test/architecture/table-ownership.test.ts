@@ -103,3 +103,85 @@ describe('table ownership', () => {
     expect(named('sql`select ${value} from orders`; // the accounts are elsewhere')).toEqual([]);
   });
 });
+
+/**
+ * Over test/ (issue 29 §2): fixtures are made through module services, so a test file writes
+ * with SQL only into the tables of the module it tests (test/<module>/), or none. Reads for
+ * assertions are fine; so are the helpers of test/helpers/ (named as such) and the migration
+ * tests, which write rows as an earlier version left them.
+ */
+const KYSELY_WRITE = /\b(?:insertInto|updateTable|deleteFrom|mergeInto|replaceInto)\(\s*(['"`])([a-z_][a-z0-9_]*)(?:\s+as\s+[A-Za-z_]\w*)?\1/g;
+/** Raw SQL writes, in `sql` templates and in strings handed to a client. */
+const SQL_WRITE = /\b(?:insert\s+into|update|delete\s+from)\s+"?([a-z_][a-z0-9_]*)"?(?:\s+as\s+\w+)?(?=\s*(?:\(|set\b|values\b|where\b|select\b|default\b|[`'"]|$))/gi;
+
+function tablesWrittenIn(source: string): { table: string; line: number }[] {
+  const lineOf = (index: number) => source.slice(0, index).split('\n').length;
+  return [...[...source.matchAll(KYSELY_WRITE)].map((m) => ({ table: m[2]!, line: lineOf(m.index) })), ...[...source.matchAll(SQL_WRITE)].map((m) => ({ table: m[1]!.toLowerCase(), line: lineOf(m.index) }))];
+}
+
+/** The module a test file tests: its directory under test/, when that is a module's name. */
+function moduleTestedBy(file: string, modules: readonly string[]): string | undefined {
+  const directory = path.relative(path.join(ROOT, 'test'), file).split(path.sep)[0]!;
+  return modules.includes(directory) ? directory : undefined;
+}
+
+const TEST_EXEMPT = [/^test\/helpers\//, /^test\/architecture\//, /migration[s]?\.test\.ts$/, /^test\/chaos\/checker\.chaos\.ts$/];
+
+/**
+ * Writes into another module's tables that a test needs, each with why; an entry no file needs
+ * any more fails, so the list only shrinks.
+ */
+const TEST_ALLOWED: readonly { file: string; table: string; reason: string }[] = [
+  { file: 'test/dashboard/credential-step-up.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
+  { file: 'test/dashboard/dashboard-a11y.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
+  { file: 'test/dashboard/dashboard-keys.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
+  { file: 'test/dashboard/dashboard-session.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
+  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
+  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'webhook_attempts', reason: 'ages a delivery past the log\'s retention, which no service can do without a clock' },
+  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'webhook_deliveries', reason: 'ages a delivery past the log\'s retention, which no service can do without a clock' },
+  { file: 'test/events/event-log-delivery.test.ts', table: 'outbox', reason: 'an outbox row as a writer still in its transaction leaves it (unsettled), which no service produces on demand' },
+  { file: 'test/http/bounded-resources.test.ts', table: 'cheeses', reason: 'a row too large for the service\'s own validation, to prove the HTTP bound' },
+  { file: 'test/http/caches.test.ts', table: 'cheeses', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
+  { file: 'test/http/caches.test.ts', table: 'api_keys', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
+  { file: 'test/idempotency/idempotency-leases.test.ts', table: 'cheeses', reason: 'a stock change behind the catalogue\'s back, in the middle of a leased request' },
+  { file: 'test/identity/authorization-matrix.test.ts', table: 'oauth_tokens', reason: 'expires a token at once (no clock for the oauth module yet)' },
+  { file: 'test/orders/order-authorization.test.ts', table: 'cheeses', reason: 'a cheese withdrawn behind the catalogue\'s back, between quote and order' },
+  { file: 'test/platform/cross-instance-cache.test.ts', table: 'cheeses', reason: 'changed behind every instance\'s back (no NOTIFY): only the flush after a reconnect can show it' },
+  { file: 'test/platform/prepared.test.ts', table: 'tags', reason: 'tests src/db/prepared.ts itself, on a real table' },
+];
+
+describe('table ownership over test/', () => {
+  const owners = tableOwners(fs.readFileSync(path.join(ROOT, 'src/db/schema.ts'), 'utf8'));
+  const modules = fs.readdirSync(MODULES, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+  const files = sourceFiles(path.join(ROOT, 'test')).filter((full) => !TEST_EXEMPT.some((pattern) => pattern.test(path.relative(ROOT, full))));
+  const violations = files.flatMap((full) => {
+    const file = path.relative(ROOT, full);
+    const tested = moduleTestedBy(full, modules);
+    return tablesWrittenIn(fs.readFileSync(full, 'utf8')).flatMap(({ table, line }) => {
+      const owner = owners.get(table);
+      return owner !== undefined && owner !== tested ? [{ file, line, table, owner }] : [];
+    });
+  });
+  const allowed = (v: Violation) => TEST_ALLOWED.some((entry) => entry.file === v.file && entry.table === v.table);
+
+  it('no test file writes with SQL into a table another module owns, outside the allowlist', () => {
+    expect(violations.filter((v) => !allowed(v)).map((v) => `${v.file}:${v.line} writes ${v.table} (owned by ${v.owner})`)).toEqual([]);
+  });
+
+  it('every allowlist entry is still needed', () => {
+    expect(TEST_ALLOWED.filter((entry) => !violations.some((v) => v.file === entry.file && v.table === entry.table)).map((entry) => `${entry.file}: ${entry.table}`)).toEqual([]);
+  });
+
+  it('catches Kysely and raw SQL writes, not reads', () => {
+    const written = (source: string) => tablesWrittenIn(source).map((w) => w.table);
+    expect(written("db.updateTable('cheeses').set({ name })")).toEqual(['cheeses']);
+    expect(written("trx.insertInto('outbox').values(row)")).toEqual(['outbox']);
+    expect(written("db.deleteFrom('api_keys as k')")).toEqual(['api_keys']);
+    expect(written('sql`update cheeses set name = ${name}`')).toEqual(['cheeses']);
+    expect(written('client.query(\'delete from "api_keys" where id = $1\')')).toEqual(['api_keys']);
+    expect(written("sql`insert into outbox (event_id) values (${id})`")).toEqual(['outbox']);
+    expect(written("db.selectFrom('cheeses').where('name', '=', 'update')")).toEqual([]);
+    expect(moduleTestedBy(path.join(ROOT, 'test/orders/x.test.ts'), ['orders'])).toBe('orders');
+    expect(moduleTestedBy(path.join(ROOT, 'test/platform/x.test.ts'), ['orders'])).toBeUndefined();
+  });
+});

@@ -36,10 +36,9 @@ export interface TestAppOptions {
 
 let accounts = 0;
 
-/** The real app on a real ephemeral port, over a fresh SQLite file or PostgreSQL schema. */
-export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const storage: TestStorage = options.storage ?? (await createTestStorage());
-  const config: AppConfig = {
+/** The configuration every test app (and test/helpers/modules.ts) runs with over `storage`, with a test's own settings over it. */
+export function testConfig(storage: TestStorage, options: Pick<TestAppOptions, 'env' | 'config' | 'logLines'> = {}): AppConfig {
+  return {
     env: options.env ?? 'development',
     host: '127.0.0.1',
     port: 0,
@@ -83,6 +82,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     webhooks: { retryScheduleS: [0, 0.2, 0.4], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, accountConcurrency: 4, pollMs: 200 },
     ...options.config,
   };
+}
+
+/** The real app on a real ephemeral port, over a fresh SQLite file or PostgreSQL schema. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const storage: TestStorage = options.storage ?? (await createTestStorage());
+  const config = testConfig(storage, options);
   const database = openDatabase({ ...config, poolSize: 4 });
   const logLines = options.logLines;
   const app = await buildApp(config, logLines ? { database, logStream: { write: (line) => logLines.push(line) } } : { database, logger: false });

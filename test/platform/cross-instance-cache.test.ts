@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { broadcastChannel } from '../../src/db/change-broadcast.js';
+import { recordEvent } from '../../src/modules/outbox/outbox.writer.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestStorage, DIALECT, POSTGRES_URL, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { FormBrowser, signUpCustomer } from '../helpers/dashboard.js';
@@ -158,8 +159,43 @@ describe('credential caches across instances', () => {
 
 describe.skipIf(DIALECT !== 'postgres')('the LISTEN connection (PostgreSQL)', () => {
   const schema = () => a.config.databaseSchema ?? 'public';
+  /** The instances' LISTEN connections (src/db/notifier.ts): A and B run on one schema, so one each. */
   const listeners = async (client: pg.Client) =>
-    (await client.query<{ pid: number }>("select pid from pg_stat_activity where application_name = 'fromagerie-change-broadcast' and query like $1", [`LISTEN "${broadcastChannel('credentials', schema())}"%`])).rows.map((row) => row.pid);
+    (await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [`fromagerie-notifier/${schema()}`])).rows.map((row) => row.pid);
+
+  it('has one LISTEN connection per instance, carrying both cache invalidations and outbox wakes again after it is killed', async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, query_timeout: 5000 });
+    await client.connect();
+    let woken = 0;
+    const stop = b.database.afterCommitOf('outbox', () => woken++);
+    try {
+      // Both the commit signal and the change broadcast listen on it: no other LISTEN connection.
+      const before = await listeners(client);
+      expect(before).toHaveLength(2);
+      woken = 0;
+      await client.query('select pg_terminate_backend(pid) from unnest($1::int[]) as pid', [before]);
+      let after: number[] = [];
+      await within('both notifiers back', async () => (after = await listeners(client)).length === 2);
+      expect(after.some((pid) => before.includes(pid))).toBe(false);
+      // B's reconnection wakes its outbox listeners (an insert may have been missed), after LISTENing again.
+      await within('wake after notifier reconnect', async () => woken > 0);
+
+      const cheese = await newCheese();
+      const path = `/v2/cheeses/${cheese.id}`;
+      await cachedOnB(path, admin);
+      const renamed = `${cheese.name} (after reconnect)`;
+      expect((await a.http.post(`${path}?name=${encodeURIComponent(renamed)}`, { headers: admin })).status).toBe(200);
+      await within('catalogue write after notifier reconnect', async () => (await b.http.get(path, { headers: admin })).body.name === renamed);
+
+      woken = 0;
+      const context = { requestId: null, environment: 'development' as const, apiVersion: '2' };
+      await a.database.db.transaction().execute((trx) => recordEvent(trx, { type: 'webhook.test', audience: 'staff', aggregateType: 'test', aggregateId: 'notifier', data: {} }, context));
+      await within('outbox wake after notifier reconnect', async () => woken > 0);
+    } finally {
+      stop();
+      await client.end();
+    }
+  });
 
   it('flushes after a reconnect what may have been missed, and hears invalidations again', async () => {
     const client = new pg.Client({ connectionString: POSTGRES_URL, query_timeout: 5000 });
