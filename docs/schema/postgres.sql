@@ -438,7 +438,6 @@ CREATE INDEX outbox_log_idx ON outbox USING btree (txid, id);
 CREATE INDEX outbox_object_idx ON outbox USING btree (aggregate_type, aggregate_id, txid, id);
 CREATE UNIQUE INDEX outbox_pkey ON outbox USING btree (id);
 CREATE INDEX request_logs_account_idx ON request_logs USING btree (account_id, id);
-CREATE INDEX request_logs_created_idx ON request_logs USING btree (created_at);
 CREATE UNIQUE INDEX request_logs_pkey ON request_logs USING btree (id);
 CREATE INDEX request_logs_request_idx ON request_logs USING btree (request_id);
 CREATE UNIQUE INDEX subscriptions_account_id_key ON subscriptions USING btree (account_id);

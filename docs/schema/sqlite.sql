@@ -59,7 +59,6 @@ CREATE INDEX "outbox_created_idx" on "outbox" ("created_at");
 CREATE INDEX "outbox_log_idx" on "outbox" ("txid", "id");
 CREATE INDEX "outbox_object_idx" on "outbox" ("aggregate_type", "aggregate_id", "txid", "id");
 CREATE INDEX "request_logs_account_idx" on "request_logs" ("account_id", "id");
-CREATE INDEX "request_logs_created_idx" on "request_logs" ("created_at");
 CREATE INDEX "request_logs_request_idx" on "request_logs" ("request_id");
 CREATE INDEX "subscriptions_due" on "subscriptions" ("next_order_at");
 CREATE INDEX "webhook_attempts_delivery_idx" on "webhook_attempts" ("delivery_id");

@@ -102,8 +102,9 @@ export function entryOf(request: FastifyRequest, reply: FastifyReply, principal:
     idempotency_key: idempotencyKey ? idempotencyKey.slice(0, 255) : null,
     client_ip: request.ip,
     user_agent: userAgent ? userAgent.slice(0, TEXT_LIMIT) : null,
-    request_headers: headerJson(request.headers),
-    response_headers: headerJson(reply.getHeaders()),
+    // Headers go with the bodies (REQUEST_LOG_BODIES): every byte stored is paid by every request.
+    request_headers: bodies ? headerJson(request.headers) : '{}',
+    response_headers: bodies ? headerJson(reply.getHeaders()) : '{}',
     request_body: bodies ? requestBody(request) : null,
     response_body: bodies ? (answer ?? null) : null,
   };

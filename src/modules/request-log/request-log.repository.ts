@@ -9,6 +9,14 @@ export type RequestLogRow = Omit<Selectable<RequestLogTable>, 'created_at'> & { 
 
 /** One transaction-scoped advisory lock, held by each batch from its first id to its commit. */
 const WRITER_LOCK = 0x72657131; // "req1"
+/**
+ * Rows per INSERT, largest first: a batch of n rows is at most nine INSERTs whose SQL is one of
+ * nine texts, so the database keeps them prepared. One INSERT of each batch's own size was
+ * prepared anew per size and pushed the hot statements out of SQLite's statement cache; one
+ * row per statement held the one SQLite connection across hundreds of awaits. Either cost the
+ * requests 40% of their throughput (docs/performance.md).
+ */
+const CHUNKS = [256, 128, 64, 32, 16, 8, 4, 2, 1];
 
 export interface RequestLogQuery {
   /** Null for staff: every account's. */
@@ -43,7 +51,13 @@ export class RequestLogRepository {
     if (entries.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
       if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${WRITER_LOCK})`.execute(trx);
-      await trx.insertInto('request_logs').values(entries).execute();
+      let from = 0;
+      for (const size of CHUNKS) {
+        while (entries.length - from >= size) {
+          await trx.insertInto('request_logs').values(entries.slice(from, from + size)).execute();
+          from += size;
+        }
+      }
     });
   }
 
@@ -88,12 +102,15 @@ export class RequestLogRepository {
     return rows.map((row) => ({ id: Number(row.id), accountId: Number(row.account_id), environment: row.environment }));
   }
 
-  /** Entries older than `before`, in slices (a large prune never holds the writer's lock long). */
+  /**
+   * Entries older than `before`, oldest first in slices of `slice` ids (the primary key: there
+   * is no index on the time, and ids follow arrival), until a slice holds a younger one.
+   */
   async prune(before: string, slice = 5000): Promise<number> {
     let total = 0;
     for (;;) {
-      const ids = this.db.selectFrom('request_logs').select('id').where('created_at', '<', before).limit(slice);
-      const result = await this.db.deleteFrom('request_logs').where('id', 'in', ids).executeTakeFirst();
+      const oldest = this.db.selectFrom('request_logs').select('id').orderBy('id').limit(slice);
+      const result = await this.db.deleteFrom('request_logs').where('id', 'in', oldest).where('created_at', '<', before).executeTakeFirst();
       const deleted = Number(result.numDeletedRows);
       total += deleted;
       if (deleted < slice) return total;

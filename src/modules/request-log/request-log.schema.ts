@@ -2,7 +2,7 @@ import Type from 'typebox';
 
 const nullable = <T extends ReturnType<typeof Type.String>>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
 
-const Headers = Type.Record(Type.String(), Type.String(), { description: 'As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`.' });
+const Headers = Type.Record(Type.String(), Type.String(), { description: 'As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. Kept with the bodies (`REQUEST_LOG_BODIES`): empty when this answer keeps none.' });
 const Body = nullable(
   Type.String(),
   'The first 16 KB, as text, with every password, secret and token redacted (by field name, and by shape anywhere: `sk_…`, `whsec_…`, OAuth tokens and client secrets, JWTs); bytes and streams described, not kept. Null when none was sent, or when `REQUEST_LOG_BODIES` keeps none for this answer (`errors`: only 4xx and 5xx keep bodies; `none`).',

@@ -4110,7 +4110,7 @@ export interface components {
             /** @description The `User-Agent` header, when sent. */
             userAgent: string | null;
             request: {
-                /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. */
+                /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. Kept with the bodies (`REQUEST_LOG_BODIES`): empty when this answer keeps none. */
                 headers: {
                     [key: string]: string;
                 };
@@ -4118,7 +4118,7 @@ export interface components {
                 body: string | null;
             };
             response: {
-                /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. */
+                /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. Kept with the bodies (`REQUEST_LOG_BODIES`): empty when this answer keeps none. */
                 headers: {
                     [key: string]: string;
                 };
