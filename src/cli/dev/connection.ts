@@ -52,4 +52,27 @@ export function exitOf(error: unknown): Exit {
   return new Exit(EXIT.failed, error instanceof Error ? error.message : String(error));
 }
 
+/** How long the server holds each poll while nothing is new (its maximum). */
+export const WAIT_S = 25;
+/** A poll with no answer this long after its hold ends is given up (a half-open connection, a laptop that slept) and made again. */
+export const POLL_MARGIN_MS = 10_000;
+
+/** Statuses a poll rides out (the server restarting, overloaded or behind a proxy that lost it). */
+export const transient = (error: unknown) => error instanceof FromagerieConnectionError || (error instanceof FromagerieError && (error.status === 408 || error.status === 429 || error.status >= 500));
+
+/** Aborts on Ctrl-C or SIGTERM until `release` is called: a long-running command ends its loop cleanly. */
+export function stopOnSignals(): { signal: AbortSignal; release(): void } {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return {
+    signal: stop.signal,
+    release() {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    },
+  };
+}
+
 export { FromagerieConnectionError, FromagerieError };

@@ -1,23 +1,17 @@
 import type { Fromagerie } from '@fromagerie/sdk';
 import { newWebhookSecret } from '../../modules/webhooks/webhook-signing.module.js';
-import { clientOf, connectionOf, EXIT, Exit, exitOf, FromagerieConnectionError, FromagerieError } from './connection.js';
+import { clientOf, connectionOf, EXIT, Exit, exitOf, FromagerieError, POLL_MARGIN_MS, stopOnSignals, transient, WAIT_S } from './connection.js';
 import { durationMs, extraHeaders, forward, forwardTarget, type LoggedEvent } from './forward.js';
 import { backoffMs, Output, pause } from './output.js';
 import { ListenState } from './state.js';
 import type { DevValues } from './options.js';
 
-/** How long the server holds each poll while nothing is new (its maximum). */
-const WAIT_S = 25;
-/** A poll with no answer this long after its hold ends is given up (a half-open connection, a laptop that slept) and made again. */
-const POLL_MARGIN_MS = 10_000;
 const PAGE = 100;
 const EVENT_ID = /^evt_[0-9a-f]{32}$/;
 
 /** Where --resume's cursor is kept: per API and key (its prefix: the key itself is never written). */
 const cursorScope = (apiBase: string, apiKey: string) => `${apiBase.replace(/\/+$/, '')} ${apiKey.slice(0, 16)}`;
 
-/** Statuses a poll rides out (the server restarting, overloaded or behind a proxy that lost it). */
-const transient = (error: unknown) => error instanceof FromagerieConnectionError || (error instanceof FromagerieError && (error.status === 408 || error.status === 429 || error.status >= 500));
 
 export async function listen(values: DevValues): Promise<void> {
   const state = new ListenState();
@@ -43,10 +37,7 @@ export async function listen(values: DevValues): Promise<void> {
   // The SDK retries nothing here: this loop does, for ever, with its own backoff.
   const sdk: Fromagerie = clientOf(connection, { maxRetries: 0, timeoutMs: WAIT_S * 1000 + POLL_MARGIN_MS });
 
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = stopOnSignals();
   out.line('secret', `Webhook signing secret: ${secret} (kept in ${state.secretFile}; \`fromagerie listen --print-secret\` prints it alone)`, { secret });
   out.line('starting', `Listening to ${connection.apiBase}/events${types.length ? ` (${types.join(', ')})` : ''} from ${after}, forwarding to ${target.href}`, { apiBase: connection.apiBase, forwardTo: target.href, after, types });
 
@@ -88,8 +79,7 @@ export async function listen(values: DevValues): Promise<void> {
       if (page.nextAfter) after = page.nextAfter;
     }
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    stop.release();
   }
   out.line('stopped', `Stopped; the last event answered is saved for --resume`, {});
 

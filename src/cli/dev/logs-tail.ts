@@ -1,16 +1,11 @@
 import type { Fromagerie, RequestLogEntry } from '@fromagerie/sdk';
-import { clientOf, connectionOf, EXIT, Exit, exitOf, FromagerieConnectionError, FromagerieError } from './connection.js';
+import { clientOf, connectionOf, EXIT, Exit, exitOf, FromagerieError, POLL_MARGIN_MS, stopOnSignals, transient, WAIT_S } from './connection.js';
 import { backoffMs, Output, pause } from './output.js';
 import type { DevValues } from './options.js';
 
-/** How long the server holds each poll while nothing is new (its maximum). */
-const WAIT_S = 25;
-/** A poll with no answer this long after its hold ends is given up and made again. */
-const POLL_MARGIN_MS = 10_000;
 const PAGE = 100;
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-const transient = (error: unknown) => error instanceof FromagerieConnectionError || (error instanceof FromagerieError && (error.status === 408 || error.status === 429 || error.status >= 500));
 
 /** One request as a line: time, status, method, path and query, duration, credential, request id. */
 export function entryLine(entry: RequestLogEntry): string {
@@ -37,10 +32,7 @@ export async function logsTail(values: DevValues): Promise<void> {
   };
   const out = new Output(values.format === 'json');
   const sdk: Fromagerie = clientOf(connection, { maxRetries: 0, timeoutMs: WAIT_S * 1000 + POLL_MARGIN_MS });
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stop = stopOnSignals();
   let after = 'now';
   let ready = false;
   let failures = 0;
@@ -71,7 +63,6 @@ export async function logsTail(values: DevValues): Promise<void> {
       if (page.nextAfter) after = page.nextAfter;
     }
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    stop.release();
   }
 }
