@@ -6,12 +6,14 @@
  * the list, orders placed) run interleaved: on, off, off, on, on, off, so drift of the machine
  * falls on both. Reports req/s, CPU µs per request and p99 per mode, and on/off.
  * Also: how soon `GET /v2/request-logs?after=…&wait=25` answers after a 404 is answered.
+ * `--database-url postgres://…` runs both services on PostgreSQL instead, each in a schema of its own.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { cpuSample } from './measure.js';
-import { cleanup, freePort, pinning, seedAndStaffKey, serviceEnv, startChild, waitForHealth, type Child } from './processes.js';
+import { benchSchema, cleanup, freePort, pinning, seedAndStaffKey, serviceEnv, startChild, waitForHealth, type Child } from './processes.js';
 import { orderFixtures } from './order-load.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 import { CLOCK_TICKS } from './measure.js';
@@ -20,6 +22,9 @@ if (!wrkAvailable) throw new Error('bench/request-log.ts needs wrk (apt-get inst
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = 20;
 const ROUNDS = 3;
+const { values: args } = parseArgs({ options: { 'database-url': { type: 'string' } } });
+const databaseUrl = args['database-url'];
+const schemas: Array<() => Promise<void>> = [];
 
 interface Service {
   mode: 'on' | 'off';
@@ -34,7 +39,9 @@ async function startService(mode: 'on' | 'off'): Promise<Service> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `fromagerie-bench-log-${mode}-`));
   dataDirs.push(dataDir);
   const port = await freePort();
-  const env = serviceEnv({ port, dataDir, environment: 'production', databaseUrl: undefined, schema: undefined, extra: { REQUEST_LOG: mode } });
+  const { schema, drop } = await benchSchema(databaseUrl);
+  schemas.push(drop);
+  const env = serviceEnv({ port, dataDir, environment: 'production', databaseUrl, schema, extra: { REQUEST_LOG: mode } });
   const key = seedAndStaffKey(env);
   const child = startChild(`service (REQUEST_LOG=${mode})`, ['--import', 'tsx', 'src/server.ts'], env);
   const base = `http://127.0.0.1:${port}`;
@@ -85,7 +92,7 @@ async function tailLatency(service: Service): Promise<number[]> {
 }
 
 try {
-  console.log(`Request log cost — node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; wrk -t1 -c${CONNECTIONS}, 1 s warm-up then ${DURATION_S} s per run, ${ROUNDS} rounds interleaved; pinning ${pinning ? 'on (services CPU 1, wrk CPU 0)' : 'off'}.`);
+  console.log(`Request log cost on ${databaseUrl ? 'PostgreSQL' : 'SQLite'} — node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; wrk -t1 -c${CONNECTIONS}, 1 s warm-up then ${DURATION_S} s per run, ${ROUNDS} rounds interleaved; pinning ${pinning ? 'on (services CPU 1, wrk CPU 0)' : 'off'}.`);
   const services = { on: await startService('on'), off: await startService('off') };
   const scenarios = ['by id', 'list', 'orders'];
   const samples = new Map<string, Sample[]>();
@@ -114,5 +121,6 @@ try {
   if (recorded.items.length === 0) throw new Error('REQUEST_LOG=on recorded nothing');
 } finally {
   await cleanup();
+  for (const drop of schemas) await drop();
   for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
 }

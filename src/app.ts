@@ -1,3 +1,4 @@
+import { systemClock } from './kernel/clock.js';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppConfig } from './config.js';
@@ -7,7 +8,7 @@ import { PrincipalResolver } from './http/auth.js';
 import { ErrorSchema } from './http/common.schema.js';
 import { clientErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { registerOpenApi, serveDocument } from './http/openapi.js';
-import { requestIdFor } from './http/request-id.js';
+import { requestIdsFrom } from './http/request-id.js';
 import { serializeRequest } from './http/log-redaction.js';
 import { ResponseCache } from './http/read-cache.js';
 import { lazySerializers } from './http/lazy-compile.js';
@@ -48,7 +49,7 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
             serializers: { req: serializeRequest },
             ...(options.logStream ? { stream: options.logStream } : {}),
           },
-    genReqId: requestIdFor,
+    genReqId: requestIdsFrom(config.clock ?? systemClock),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: trustedProxy,
