@@ -39,6 +39,7 @@ const HEADINGS = [
   '### Webhooks: receive signed events',
   '### Polling the event log',
   '### Your request log',
+  '## Local development: listen, trigger, logs',
 ];
 
 /** Checks the test runs after a block, in the same shell. */
@@ -124,7 +125,8 @@ describe('README walk-through', () => {
   it('has no shell block the walk-through skips', () => {
     const text = readme();
     // The SDK's section ends the walk-through: its block builds and runs examples/sdk-quickstart.ts, which test/sdk/sdk-quickstart.test.ts runs.
-    const part = text.slice(text.indexOf('\n### Your first API key\n'), text.indexOf('\n## The TypeScript SDK\n'));
+    const localLoop = text.indexOf('\n## Local development: listen, trigger, logs\n');
+    const part = text.slice(text.indexOf('\n### Your first API key\n'), text.indexOf('\n## The TypeScript SDK\n')) + text.slice(localLoop, text.indexOf('\n## ', localLoop + 1));
     expect(part.match(/```sh\n/g)?.length).toBe(HEADINGS.length);
     // Every curl fails loudly, and no value is cut out of JSON with sed.
     // A line meant to fail prints its status instead, and says so (`# 404`).
@@ -140,6 +142,9 @@ describe('README walk-through', () => {
       NODE_PATH: path.join(REPO, 'node_modules'),
       RECEIVER_PORT: String(receiverPort),
       CALLBACK_PORT: String(callbackPort),
+      APP_PORT: String(await freePort()),
+      // listen keeps its signing secret there: the test's own, not the user's ~/.config
+      XDG_CONFIG_HOME: path.join(workDir, '.config'),
     };
     delete env.KEY;
     const script = walkThrough();
@@ -150,7 +155,7 @@ describe('README walk-through', () => {
       if (filesDir && path.resolve(filesDir) !== path.resolve(workDir)) writtenDirs.push(filesDir);
       expect(code, context).toBe(0);
       // Nothing new in the directory the walk-through ran from: its files went into its own.
-      expect(fs.readdirSync(workDir), context).toEqual(['receiver.mjs']);
+      expect(fs.readdirSync(workDir).filter((name) => name !== '.config'), context).toEqual(['receiver.mjs']);
       expect(filesDir, context).toBeDefined();
       expect(fs.readdirSync(filesDir!).sort(), context).toEqual(['page1.json', 'photo.jpg']);
       // Your first API key, and the browse with the next page
@@ -182,7 +187,10 @@ describe('README walk-through', () => {
       expect(stdout, context).toMatch(/cheese\.new_arrival\n/);
       // The request log: the 404 tailed, then read by its request id with the key redacted
       expect(stdout, context).toMatch(/^404\n404\n\[redacted\]$/m);
-      expect(stdout.trim().endsWith('[redacted]'), context).toBe(true);
+      // The local loop: listen forwarded the trigger's events, signed with the listen secret the app checked; logs tail showed the 404
+      expect(stdout, context).toMatch(/^verified order\.shipped evt_/m);
+      expect(stdout, context).toMatch(/^<-- 204 order\.placed evt_\S+ \d+ ms$/m);
+      expect(stdout, context).toMatch(/^\S+Z\s+404 GET\s+\/v2\/orders\/999999999\s/m);
     }
     // Nothing written into the clone.
     expect(fs.existsSync(path.join(REPO, 'photo.jpg'))).toBe(false);
