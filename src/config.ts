@@ -30,13 +30,23 @@ const envValidator = Compile(EnvSchema);
 
 /** Reads and validates the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
-  const relevant = Object.fromEntries(
+  const relevant: Record<string, string> = Object.fromEntries(
     Object.keys(EnvSchema.properties)
       .filter((key) => source[key] !== undefined && source[key] !== '')
       .map((key) => [key, source[key]!]),
   );
   if (!envValidator.Check(relevant)) {
-    const problems = [...envValidator.Errors(relevant)].map((e) => `${e.instancePath.slice(1) || 'env'}: ${e.message}`);
+    const errors = [...envValidator.Errors(relevant)];
+    const problems = errors.map((e) => `${e.instancePath.slice(1) || 'env'}: ${e.message}`);
+    // The rest is still checked, so one start names every variable to fix (a malformed one is not also called missing).
+    const malformed = new Set(errors.map((e) => e.instancePath.slice(1)));
+    try {
+      settle(SETTINGS, Object.fromEntries(Object.entries(relevant as Record<string, string>).filter(([key]) => !malformed.has(key))));
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      const more = error.message.replace(/^invalid configuration: /, '').split('; ').filter((reason) => ![...malformed].some((name) => reason.startsWith(name)));
+      problems.push(...more);
+    }
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return settle(SETTINGS, relevant);

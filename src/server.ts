@@ -7,7 +7,7 @@ import { runsBackgroundWork, startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
 import { jobsOf, workersOf } from './modules.js';
 import { PROBE_PATHS } from './modules/health/health.module.js';
-import { serveMetrics, type MetricsServer } from './modules/metrics/metrics.module.js';
+import { serveMetrics, type MetricsOutcome } from './modules/metrics/metrics.module.js';
 
 /** After the drain delay, how long requests in flight get to finish before the process exits anyway. */
 const FINISH_IN_FLIGHT_MS = 10_000;
@@ -70,10 +70,10 @@ async function main(): Promise<void> {
     await app.modules.idempotency.provides.leases.close();
   });
   // Prometheus scrapes a port of its own, never the public one (docs/metrics.md); closed with the app.
-  const metrics: { server?: MetricsServer | undefined } = {};
-  app.addHook('onClose', async () => metrics.server?.close());
+  const served: { metrics?: MetricsOutcome } = {};
+  app.addHook('onClose', async () => (served.metrics && 'server' in served.metrics ? served.metrics.server.close() : undefined));
   await app.listen({ port: config.port, host: config.host });
-  metrics.server = await serveMetrics(app.metrics, { port: config.metricsPort, host: config.metricsHost, log: app.log });
+  const metrics = (served.metrics = await serveMetrics(app.metrics, { port: config.metricsPort, host: config.metricsHost, log: app.log }));
   for (const worker of workers) worker.start();
 
   const base = config.publicUrl;
@@ -83,16 +83,27 @@ async function main(): Promise<void> {
     console.log(`  Probes:            ${base}/v2/health/live, ${base}/v2/health/ready`);
   } else {
     console.log(`\nFromagerie API listening on ${base}/v2  (environment: ${config.env}${config.role === 'api' ? '; ROLE=api: no jobs here' : ''})`);
-    console.log(`  Dashboard:         ${base}/dashboard  (sign in with any account, e.g. the admin below)`);
+    const signIn = boot.generatedAdminPassword ? `as "${boot.adminUsername}" with the password below` : `as "${boot.adminUsername}" with ADMIN_PASSWORD, or any account`;
+    console.log(`  Dashboard:         ${base}/dashboard  (sign in ${signIn})`);
     console.log(`  Interactive docs:  ${base}/docs`);
     console.log(`  OpenAPI document:  ${base}/v2/openapi.json`);
   }
+  console.log(`  Metrics:           ${metricsLine(metrics)}`);
   if (boot.generatedAdminPassword) {
-    // Printed once, on the terminal only, never through the logger.
-    console.log(`\n  First start: created admin "${boot.adminUsername}" with password: ${boot.generatedAdminPassword}`);
-    console.log(`  It will not be shown again. Sign in at ${base}/dashboard to create an API key, or:`);
+    // Printed once, on the terminal only, never through the logger: a plain line of its own, after the banner.
+    console.log(`\n  First start: created the admin account "${boot.adminUsername}". Its password (shown only this once):\n`);
+    console.log(`    ${boot.generatedAdminPassword}\n`);
+    console.log(`  Sign in at ${base}/dashboard to create an API key, or:`);
     console.log(`    npm run cli -- api-keys create --user ${boot.adminUsername} --scopes admin\n`);
   }
+}
+
+/** Where Prometheus scrapes this instance, or why it cannot (a port taken is said here, not only logged). */
+function metricsLine(outcome: MetricsOutcome): string {
+  if ('off' in outcome) return 'off (METRICS_PORT=0)';
+  if ('failure' in outcome) return `NOT SERVED: ${outcome.failure}`;
+  const { address, port } = outcome.server.address;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}/metrics  (Prometheus; not on the public port)`;
 }
 
 main().catch((err: unknown) => {

@@ -105,11 +105,22 @@ export function settle<S extends Settings>(settings: S, given: Record<string, st
     if (!values.has(v)) values.set(v, Object.hasOwn(given, v.name) ? v.parse(given[v.name]!) : v.fallback(get));
     return values.get(v) as T;
   };
+  // Every missing or refused variable is named at once: an operator fixes them in one go, not one start each.
+  const reasons: string[] = [];
   for (const v of variablesOf(settings)) {
     if (Object.hasOwn(given, v.name)) get(v);
-    else refuse(v.required?.(get));
-    if (v.check) refuse(v.check(get(v), get));
+    else {
+      const missing = v.required?.(get);
+      if (missing !== undefined) {
+        reasons.push(missing);
+        continue;
+      }
+    }
+    // Defaults are made only where a rule needs them, and the rest only once all is accepted: some write a file (the app secret outside production).
+    const refused = v.check?.(get(v), get);
+    if (refused !== undefined) reasons.push(refused);
   }
+  if (reasons.length > 0) refuse(reasons.join('; '));
   const build = (node: Settings): unknown => Object.fromEntries(Object.entries(node).map(([key, child]) => [key, isVariable(child) ? get(child) : build(child)]));
   return build(settings) as ConfigOf<S>;
 }
@@ -145,7 +156,8 @@ export function environmentExample(settings: Settings): string {
   return [
     '# Every environment variable of the Fromagerie API with its default: generated from',
     '# src/config/variables.ts by `npm run config-docs` (edit there). The service reads its',
-    '# environment only: export these (or pass them to `env`/your process manager) to use them.',
+    '# environment only, never this file by itself: copy it to .env, edit, and start with',
+    '# `npm run start:env` (Node\'s --env-file=.env), or export the variables yourself.',
     '# A commented-out variable has a computed or empty default (described above it).',
     '',
     blocks.join('\n\n'),

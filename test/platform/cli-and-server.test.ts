@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { spawn, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,14 +31,15 @@ function cli(...args: string[]) {
 }
 
 /** `npm start`'s server on a free port, resolved once it says it serves (or after 45 s), with all it printed. */
-async function startServer() {
+async function startServer(extra: NodeJS.ProcessEnv = {}) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port) } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...env, PORT: String(port), ...extra } });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   const deadline = Date.now() + 45_000;
-  while (!output.includes('Interactive docs') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  // The banner's last line (the generated password, when there is one, follows in the same tick).
+  while (!output.includes('  Metrics:') && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   return { child, port, output: () => output };
 }
 
@@ -46,7 +48,10 @@ describe('npm start (src/server.ts)', () => {
     const { child, port, output } = await startServer();
     try {
       expect(output()).toContain(`http://127.0.0.1:${port}/docs`);
-      expect(output()).toMatch(/created admin "admin" with password: \S{20,}/);
+      // The password on a line of its own, which no log line shares; the banner points to it.
+      expect(output()).toMatch(/created the admin account "admin"\. Its password \(shown only this once\):\n\n {4}\S{20,}\n/);
+      expect(output()).toContain('(sign in as "admin" with the password below)');
+      expect(output()).toMatch(/^ {2}Metrics: {11}off \(METRICS_PORT=0\)$/m);
 
       const health = await fetch(`http://127.0.0.1:${port}/v2/health`);
       expect(health.status).toBe(200);
@@ -56,6 +61,20 @@ describe('npm start (src/server.ts)', () => {
       expect(output()).not.toMatch(/Error|at .*\.ts:\d+/);
     } finally {
       child.kill('SIGKILL');
+    }
+  }, PROCESSES_TIMEOUT_MS);
+
+  it('says in the banner that the metrics port is taken, and serves on', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as net.AddressInfo).port;
+    const { child, port, output } = await startServer({ METRICS_PORT: String(taken), METRICS_HOST: '127.0.0.1' });
+    try {
+      expect(output()).toContain(`  Metrics:           NOT SERVED: could not listen on 127.0.0.1:${taken} (EADDRINUSE): serving without /metrics; set METRICS_PORT to a free port, or 0`);
+      expect((await fetch(`http://127.0.0.1:${port}/v2/health`)).status).toBe(200);
+    } finally {
+      child.kill('SIGKILL');
+      holder.close();
     }
   }, PROCESSES_TIMEOUT_MS);
 

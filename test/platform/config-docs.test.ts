@@ -40,6 +40,29 @@ describe('environment variables, declared once', () => {
     }
   });
 
+  it('names every variable to fix at once: missing, malformed and refused', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-docs-'));
+    try {
+      expect(() => loadConfig({ DATA_DIR: dataDir, CHEESE_ENV: 'production' })).toThrow(
+        new ConfigError('invalid configuration: ADMIN_PASSWORD must be set when CHEESE_ENV=production; APP_SECRET (32+ characters) must be set when CHEESE_ENV=production'),
+      );
+      const refused = (() => {
+        try {
+          loadConfig({ DATA_DIR: dataDir, CHEESE_ENV: 'production', APP_SECRET: 'short', RATE_LIMIT_MULTIPLIER: '5' });
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      expect(refused).toMatch(/^invalid configuration: APP_SECRET: .*32 characters/);
+      expect(refused).toContain('ADMIN_PASSWORD must be set when CHEESE_ENV=production');
+      expect(refused).toContain('RATE_LIMIT_MULTIPLIER must be 1 in production');
+      expect(refused).not.toContain('APP_SECRET (32+ characters) must be set');
+      expect(fs.existsSync(path.join(dataDir, '.app-secret'))).toBe(false);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('computes the defaults the README quotes', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-docs-'));
     try {

@@ -12,7 +12,7 @@ import { workMetrics, type AttemptResult, type JobRunObserver } from './work.met
 import type { BacklogSources } from './metrics.ports.js';
 import { type Clock } from '../../kernel/clock.js';
 
-export { serveMetrics, startMetricsServer, type MetricsServer } from './metrics.server.js';
+export { serveMetrics, startMetricsServer, type MetricsOutcome, type MetricsServer } from './metrics.server.js';
 export type { AttemptResult, JobRunObserver } from './work.metrics.js';
 export type { BacklogSources } from './metrics.ports.js';
 

@@ -76,18 +76,22 @@ interface Log {
  * be bound (taken by another instance on this machine) is logged as an error and the
  * instance serves without metrics: losing the scrape must not take the API down with it.
  */
-export async function serveMetrics(metrics: MetricsSource, options: { port?: number | undefined; host?: string | undefined; log: Log }): Promise<MetricsServer | undefined> {
+/** What became of the metrics port: served (the server), off (METRICS_PORT=0), or refused (why, in words the start-up banner prints). */
+export type MetricsOutcome = { server: MetricsServer } | { off: true } | { failure: string };
+
+export async function serveMetrics(metrics: MetricsSource, options: { port?: number | undefined; host?: string | undefined; log: Log }): Promise<MetricsOutcome> {
   const port = options.port ?? DEFAULT_METRICS_PORT;
   const host = options.host ?? DEFAULT_METRICS_HOST;
-  if (port === 0) return undefined;
+  if (port === 0) return { off: true };
   try {
     const server = await startMetricsServer(metrics, { port, host });
     options.log.info({ address: server.address.address, port: server.address.port }, 'metrics served at /metrics');
-    return server;
+    return { server };
   } catch (err) {
     // One line an operator can act on; a stack would say nothing more about a port in use.
     const reason = (err as { code?: string }).code ?? (err as Error).message;
-    options.log.error({ host, port, reason }, `the metrics server could not listen on ${host}:${port} (${reason}): serving without /metrics; set METRICS_PORT to a free port, or 0`);
-    return undefined;
+    const failure = `could not listen on ${host}:${port} (${reason}): serving without /metrics; set METRICS_PORT to a free port, or 0`;
+    options.log.error({ host, port, reason }, `the metrics server ${failure}`);
+    return { failure };
   }
 }
