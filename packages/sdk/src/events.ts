@@ -53,8 +53,8 @@ export class Events {
     const { signal } = options;
     const type = options.types && options.types.length > 0 ? [...options.types] : undefined;
     const wait = waitSecondsOf(options.waitSeconds);
-    return tailPages<Event>((after) => {
-      const query = { ...(type ? { type } : {}), after, wait, limit: TAIL_PAGE } as EventListQuery;
+    return tailPages<Event>((after, hold) => {
+      const query = { ...(type ? { type } : {}), after, wait: hold ? wait : 0, limit: TAIL_PAGE } as EventListQuery;
       return unwrap(this.api.GET('/events', { params: { query }, signal }));
     }, options);
   }

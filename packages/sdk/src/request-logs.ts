@@ -40,8 +40,8 @@ export class RequestLogs {
   /** Every new request, oldest first, as it is recorded (long-polled: `after=now&wait=25`, then `nextAfter`). */
   tail(options: RequestLogTailOptions = {}): AsyncGenerator<RequestLogEntry, void, undefined> {
     const wait = waitSecondsOf(options.waitSeconds);
-    return tailPages<RequestLogEntry>((after) => {
-      const query = { ...options.filters, after, wait, limit: TAIL_PAGE } as RequestLogListQuery;
+    return tailPages<RequestLogEntry>((after, hold) => {
+      const query = { ...options.filters, after, wait: hold ? wait : 0, limit: TAIL_PAGE } as RequestLogListQuery;
       return unwrap(this.api.GET('/request-logs', { params: { query }, signal: options.signal }));
     }, options);
   }

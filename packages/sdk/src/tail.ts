@@ -37,12 +37,14 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * `nextAfter` is where the next goes on, so nothing is skipped or yielded twice. Ends quietly
  * when `signal` aborts.
  */
-export async function* tailPages<T>(poll: (after: string) => Promise<TailPage<T>>, options: TailLoop): AsyncGenerator<T, void, undefined> {
+export async function* tailPages<T>(poll: (after: string, hold: boolean) => Promise<TailPage<T>>, options: TailLoop): AsyncGenerator<T, void, undefined> {
   const { signal } = options;
   try {
     let after = options.after ?? 'now';
     while (!signal?.aborted) {
-      const page = await poll(after);
+      // `now` is pinned by a first poll that is not held: it answers at once with the head, so
+      // the tail's start is the moment of the call, not of an answer up to 25 s later.
+      const page = await poll(after, after !== 'now');
       for (const item of page.items) yield item;
       if (page.nextAfter) after = page.nextAfter;
       if (page.items.length === 0 && options.pollIntervalMs) await pause(options.pollIntervalMs, signal);
