@@ -150,7 +150,7 @@ describe('a webhook\'s page', () => {
     expect(payload.type).toBe('webhook.test');
     expect(page.html).toContain(payload.id);
     const log = await browser.get(`/dashboard/webhooks/${id}/deliveries`);
-    expect(log.html).toMatch(/<td>webhook\.test<br><code>evt_[0-9a-f]{32}<\/code><\/td>\s*<td>1<\/td>\s*<td>Delivered<\/td>\s*<td>200<\/td>/);
+    expect(log.html).toMatch(/<td>webhook\.test<br><code>evt_[0-9a-f]{32}<\/code><\/td>\s*<td>1<\/td>\s*<td><span class="badge badge-ok">Delivered<\/span><\/td>\s*<td><span class="badge badge-ok">200<\/span><\/td>/);
   });
 
   it('shows an attempt\'s detail: headers and body sent (never the secret), status, duration, error class, the start of the answer', async () => {
@@ -179,7 +179,7 @@ describe('a webhook\'s page', () => {
     expect((await t.http.get(`/v2/webhooks/${id}`, { headers: api })).body.active).toBe(false);
     const paused = await browser.get(`/dashboard/webhooks/${id}`);
     expect(paused.html).toMatch(/<button type="submit">Enable<\/button>/);
-    expect(paused.html).toContain('<dd>Paused</dd>');
+    expect(paused.html).toContain('<dd><span class="badge badge-neutral">Paused</span></dd>');
     expect((await browser.post(`/dashboard/webhooks/${id}/enable`)).status).toBe(303);
     expect((await t.http.get(`/v2/webhooks/${id}`, { headers: api })).body.active).toBe(true);
   });
@@ -310,7 +310,7 @@ describe('the attempt log\'s filters', () => {
 
     const deadOnly = await browser.get(`/dashboard/webhooks/${id}/deliveries?outcome=dead_lettered`);
     expect(rowsOf(deadOnly)).toHaveLength(8);
-    expect(deadOnly.html).not.toContain('<td>Delivered</td>');
+    expect(deadOnly.html).not.toContain('badge-ok">Delivered</span>');
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     expect((await browser.get(`/dashboard/webhooks/${id}/deliveries?from=${tomorrow}`)).html).toContain('No attempt matches these filters.');
     expect((await browser.get(`/dashboard/webhooks/${id}/deliveries?from=${tomorrow}&to=${today}`)).status).toBe(422);
@@ -327,7 +327,7 @@ describe('the attempt log\'s filters', () => {
     await t.database.db.updateTable('webhook_deliveries').set({ state: 'pending', next_attempt_at: tomorrow }).where('id', '=', waiting!.id).execute();
     const pending = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=pending`);
     expect(pending.html).toContain(waiting!.event_id);
-    expect(pending.html).toContain('<td>Pending</td>');
+    expect(pending.html).toContain('<td><span class="badge badge-info">Pending</span></td>');
     expect(pending.html).not.toContain(hook.rows[1]!.event_id);
     const failed = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=failed`);
     expect(failed.html).toContain(waiting!.event_id);
