@@ -93,11 +93,26 @@ beforeAll(async () => {
   await signIn(page, base, customer.username, customer.password);
   await createKey(page, 'storefront with a rather long name for a key', ['read:cheeses', 'read:orders']);
   await createKey(page, 'reporting', ['read:orders'], 'Never');
+  await createKey(page, 'ci', ['read:cheeses'], 'In 90 days');
+  // A rolled key (in its grace period) and a revoked one, beside the active ones: every badge of a key.
+  await page.goto(`${base}${await hrefOf(page, /^Roll key/)}`);
+  await page.getByLabel('Old key expires').selectOption({ label: 'In 1 hour' });
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.waitForURL(`${base}/dashboard/keys`);
+  await page.goto(`${base}${await hrefOf(page, /^Revoke key/)}`);
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.waitForURL(`${base}/dashboard/keys`);
   const key = Number(/\/keys\/(\d+)\/roll/.exec(await hrefOf(page, /^Roll key/))![1]);
   const hook = await addWebhook(page, receiver.url('/a-rather-long-path/of/a/receiver/that/takes/room/events'), ['order.placed', 'order.confirmed', 'order.shipped']);
   await sendTestEvent(page, base, hook.id);
   const failing = await addWebhook(page, receiver.url('/failing'), ['order.placed']);
   expect(await sendTestEvent(page, base, failing.id)).toBe('Dead-lettered');
+  // A receiver that answers 404 (a 4xx badge), and a paused webhook.
+  receiver.on('/missing', () => ({ status: 404 }));
+  const missing = await addWebhook(page, receiver.url('/missing'), ['order.placed']);
+  await sendTestEvent(page, base, missing.id);
+  await page.getByRole('button', { name: 'Disable' }).click();
+  await page.waitForURL(`${base}/dashboard/webhooks/${missing.id}`);
   const order = await placeOrder(t, customer);
   await placeOrder(t, customer);
   await page.goto(`${base}/dashboard/webhooks/${hook.id}/deliveries`);
