@@ -150,7 +150,7 @@ describe('a webhook\'s page', () => {
     expect(payload.type).toBe('webhook.test');
     expect(page.html).toContain(payload.id);
     const log = await browser.get(`/dashboard/webhooks/${id}/deliveries`);
-    expect(log.html).toMatch(/<td>webhook\.test<br><code>evt_[0-9a-f]{32}<\/code><\/td>\s*<td>1<\/td>\s*<td><span class="badge badge-ok">Delivered<\/span><\/td>\s*<td><span class="badge badge-ok">200<\/span><\/td>/);
+    expect(log.html).toMatch(/<td data-label="Event">webhook\.test<br><code>evt_[0-9a-f]{32}<\/code><\/td>\s*<td data-label="Attempt">1<\/td>\s*<td data-label="Outcome"><span class="badge badge-ok">Delivered<\/span><\/td>\s*<td data-label="Response"><span class="badge badge-ok">200<\/span><\/td>/);
   });
 
   it('shows an attempt\'s detail: headers and body sent (never the secret), status, duration, error class, the start of the answer', async () => {
@@ -327,7 +327,7 @@ describe('the attempt log\'s filters', () => {
     await t.database.db.updateTable('webhook_deliveries').set({ state: 'pending', next_attempt_at: tomorrow }).where('id', '=', waiting!.id).execute();
     const pending = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=pending`);
     expect(pending.html).toContain(waiting!.event_id);
-    expect(pending.html).toContain('<td><span class="badge badge-info">Pending</span></td>');
+    expect(pending.html).toContain('<td data-label="Outcome"><span class="badge badge-info">Pending</span></td>');
     expect(pending.html).not.toContain(hook.rows[1]!.event_id);
     const failed = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=failed`);
     expect(failed.html).toContain(waiting!.event_id);
@@ -412,7 +412,7 @@ describe('refusals', () => {
     await expectValid(all, 'staff list');
     const filtered = await staff.get(`/dashboard/webhooks?account=${owner.customer.username}`);
     expect(filtered.html).toContain(receiver.url(hook.path));
-    expect(filtered.html).toContain(`<td>${owner.customer.username}</td>`);
+    expect(filtered.html).toContain(`<td data-label="Account">${owner.customer.username}</td>`);
     expect((await staff.get('/dashboard/webhooks?account=nobody-at-all')).html).not.toContain(receiver.url(hook.path));
     const queue = await staff.get(`/dashboard/webhooks/dead-letters?account=${owner.customer.username}`);
     expect(queue.html).toContain(hook.rows[0]!.event_id);
