@@ -136,6 +136,20 @@ describe('adding a webhook', () => {
     const count = await t.database.db.selectFrom('webhooks').select('id').where('account_id', '=', customer.accountId).execute();
     expect(count).toHaveLength(1);
   });
+
+  it('judges the form by the API\'s own schema (WebhookInput): the same field and message as POST /v2/webhooks', async () => {
+    const { customer, browser, api } = await signedIn();
+    const long = 'a'.repeat(501);
+    const viaApi = await t.http.post('/v2/webhooks', { headers: api, json: { url: receiver.url('/long'), events: ['order.placed'], description: long } });
+    expect(viaApi.status).toBe(422);
+    const problem = (viaApi.body.errors as { field: string; message: string }[]).find((e) => e.field === 'description')!;
+    await browser.get('/dashboard/webhooks/new');
+    const viaForm = await browser.post('/dashboard/webhooks', { url: receiver.url('/long'), events: 'order.placed', description: long, maxAttempts: '7' });
+    expect(viaForm.status).toBe(422);
+    expect(viaForm.html).toContain(`description ${problem.message}`);
+    expect(viaForm.html).toContain('maxAttempts');
+    expect(await t.database.db.selectFrom('webhooks').select('id').where('account_id', '=', customer.accountId).execute()).toHaveLength(0);
+  });
 });
 
 describe('a webhook\'s page', () => {
