@@ -3,7 +3,8 @@
  * the real app over a throwaway database with the sample data (as the tests start it), a
  * loopback webhook receiver, Debian's Chromium; signs in as the sandbox's test customer and as
  * staff, makes keys, a webhook with delivered and dead-lettered attempts, advances orders, and
- * writes docs/screenshots/<page>-<width>.png at 1280x800 and 390x844.
+ * writes docs/screenshots/<page>-<width>.png at 1280x800 and 390x844, and the same in dark mode
+ * (prefers-color-scheme: dark) as docs/screenshots/<page>-dark-<width>.png.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,15 +33,24 @@ const browser = await launchChromium();
 const base = t.http.baseUrl;
 const failures: string[] = [];
 
-/** The page as it is now, at each size (resized, not reloaded: a secret shown once stays shown). */
+const SCHEMES = [
+  { colorScheme: 'light', suffix: '' },
+  { colorScheme: 'dark', suffix: '-dark' },
+] as const;
+
+/** The page as it is now, at each size and in each colour scheme (emulated, not reloaded: a secret shown once stays shown). */
 async function shoot(page: Page, name: string): Promise<void> {
-  for (const size of SIZES) {
-    await page.setViewportSize(size);
-    await page.evaluate('window.scrollTo(0, 0)');
-    const file = path.join(OUT, `${name}-${size.width}.png`);
-    await page.screenshot({ path: file });
-    console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  for (const scheme of SCHEMES) {
+    await page.emulateMedia({ colorScheme: scheme.colorScheme });
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      await page.evaluate('window.scrollTo(0, 0)');
+      const file = path.join(OUT, `${name}${scheme.suffix}-${size.width}.png`);
+      await page.screenshot({ path: file });
+      console.log(`wrote ${path.relative(process.cwd(), file)}`);
+    }
   }
+  await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize(SIZES[0]);
 }
 

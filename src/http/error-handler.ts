@@ -89,7 +89,7 @@ function withUnionsResolved(errors: AjvError[]): AjvError[] {
 const FORMAT_MESSAGES: ReadonlyMap<string, string> = new Map([['date-time', INSTANT_MESSAGE], ['date', DATE_MESSAGE]]);
 
 /** JSON pointer `/servingTempCelsius/min` to `servingTempCelsius.min`, naming the offending property. */
-function fieldErrors(errors: AjvError[], part: string): FieldError[] {
+export function fieldErrors(errors: AjvError[], part: string): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const error of withUnionsResolved(errors)) {

@@ -57,17 +57,35 @@ function everyProblem(validate: ValidateFunction, rules?: BodyRules): { (data: u
  * Bodies are validated as sent (no coercion: `"5"` is not a number); path, query and
  * headers arrive as text and are coerced. TypeBox schemas stay the single source.
  */
+function ajvOf(options: Options): Ajv {
+  const ajv = addFormats.default(new Ajv({ ...base, ...options }));
+  ajv.addSchema(ErrorSchema).addFormat(COUNTRY_CODE_FORMAT, { type: 'string', validate: isCountryCodeText });
+  // Replacing ajv-formats' own: they admit a leap second, year 0000 and offsets past 9999,
+  // which no database here stores (kernel/instants.ts). Every `date-time`/`date` parameter and
+  // field, query or body, is checked by these.
+  ajv.addFormat('date-time', { type: 'string', validate: isInstantText }).addFormat('date', { type: 'string', validate: isDateText });
+  return ajv;
+}
+// multipleOf within 1e-10 of a whole multiple: 0.35 / 0.05 is 6.999999999999999 in floating point.
+const BODY_OPTIONS: Options = { allErrors: true, multipleOfPrecision: 10, coerceTypes: false };
+
+let formAjv: Ajv | undefined;
+const formChecks = new WeakMap<object, ValidateFunction>();
+/**
+ * A value checked against a body schema of the API as a /v2 body is (the same Ajv options and
+ * formats): the raw errors, for fieldErrors (error-handler.ts). The dashboard's forms, read into
+ * the API's shape, are judged by the owning module's schema through here, not by rules of their own.
+ */
+export function schemaErrors(schema: object, value: unknown): ErrorObject[] {
+  formAjv ??= ajvOf(BODY_OPTIONS);
+  let validate = formChecks.get(schema);
+  if (!validate) formChecks.set(schema, (validate = formAjv.compile(schema)));
+  return validate(value) ? [] : [...(validate.errors ?? [])];
+}
+
 export function registerValidation(app: FastifyInstance): void {
-  // multipleOf within 1e-10 of a whole multiple: 0.35 / 0.05 is 6.999999999999999 in floating point.
-  const bodyAjv = addFormats.default(new Ajv({ ...base, allErrors: true, multipleOfPrecision: 10, coerceTypes: false }));
-  const paramAjv = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }));
-  for (const ajv of [bodyAjv, paramAjv]) {
-    ajv.addSchema(ErrorSchema).addFormat(COUNTRY_CODE_FORMAT, { type: 'string', validate: isCountryCodeText });
-    // Replacing ajv-formats' own: they admit a leap second, year 0000 and offsets past 9999,
-    // which no database here stores (kernel/instants.ts). Every `date-time`/`date` parameter and
-    // field, query or body, is checked by these.
-    ajv.addFormat('date-time', { type: 'string', validate: isInstantText }).addFormat('date', { type: 'string', validate: isDateText });
-  }
+  const bodyAjv = ajvOf(BODY_OPTIONS);
+  const paramAjv = ajvOf({ coerceTypes: 'array' });
   const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
     lazyValidator(() => (httpPart === 'body' ? everyProblem(bodyAjv.compile(schema as object), bodyRules.get(schema as object)) : paramAjv.compile(schema as object)));
   app.setValidatorCompiler(compile);

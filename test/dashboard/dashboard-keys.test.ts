@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/kernel/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { FormBrowser, signUpCustomer } from '../helpers/dashboard.js';
 
@@ -155,5 +156,33 @@ describe('live keys ask for the password again after 10 minutes', () => {
     const { browser } = await signedIn(live);
     await browser.get('/dashboard/keys/new');
     expect((await browser.post('/dashboard/keys', { name: 'fresh', scopes: 'read:cheeses', expires: 'never' })).status).toBe(303);
+  });
+});
+
+describe('status badges and relative times (issue 31)', () => {
+  it('shows each key\'s status as a badge from identity\'s rule, and its times as "3 min ago" with the exact UTC time in <time datetime>', async () => {
+    const clock = new ManualClock('2026-11-29T10:00:00.000Z');
+    const timed = await createTestApp({ config: { clock } });
+    try {
+      const { browser } = await signedIn(timed);
+      await createKey(browser, { name: 'first' });
+      await createKey(browser, { name: 'second' });
+      clock.advance(3 * 60_000);
+      const page = await browser.get('/dashboard/keys');
+      const created = /<td data-label="Created"><time datetime="([^"]+)" title="2026-11-29 10:00 UTC">3 min ago<span class="visually-hidden"> \(2026-11-29 10:00 UTC\)<\/span><\/time><\/td>/.exec(page.html);
+      expect(created, page.html).not.toBeNull();
+      expect(Date.parse(created![1]!)).toBe(Date.parse('2026-11-29T10:00:00.000Z'));
+      expect(page.html).toContain('<td data-label="Last used">Never</td>');
+      expect(page.html.match(/<span class="badge badge-ok">Active<\/span>/g)).toHaveLength(2);
+
+      const [first, second] = [...page.html.matchAll(/href="\/dashboard\/keys\/(\d+)\/roll"/g)].map((m) => m[1]);
+      expect((await browser.post(`/dashboard/keys/${second}/roll`, { oldKeyExpires: '3600' })).status).toBe(303);
+      expect((await browser.post(`/dashboard/keys/${first}/revoke`, {})).status).toBe(303);
+      const after = await browser.get('/dashboard/keys');
+      expect(after.html).toMatch(/<span class="badge badge-warn">Rolled<\/span> works until <time datetime="[^"]+" title="2026-11-29 11:03 UTC">in 1 h</);
+      expect(after.html).toMatch(/<span class="badge badge-bad">Revoked<\/span> <time datetime="[^"]+" title="2026-11-29 10:03 UTC">just now</);
+    } finally {
+      await timed.close();
+    }
   });
 });

@@ -136,6 +136,20 @@ describe('adding a webhook', () => {
     const count = await t.database.db.selectFrom('webhooks').select('id').where('account_id', '=', customer.accountId).execute();
     expect(count).toHaveLength(1);
   });
+
+  it('judges the form by the API\'s own schema (WebhookInput): the same field and message as POST /v2/webhooks', async () => {
+    const { customer, browser, api } = await signedIn();
+    const long = 'a'.repeat(501);
+    const viaApi = await t.http.post('/v2/webhooks', { headers: api, json: { url: receiver.url('/long'), events: ['order.placed'], description: long } });
+    expect(viaApi.status).toBe(422);
+    const problem = (viaApi.body.errors as { field: string; message: string }[]).find((e) => e.field === 'description')!;
+    await browser.get('/dashboard/webhooks/new');
+    const viaForm = await browser.post('/dashboard/webhooks', { url: receiver.url('/long'), events: 'order.placed', description: long, maxAttempts: '7' });
+    expect(viaForm.status).toBe(422);
+    expect(viaForm.html).toContain(`description ${problem.message}`);
+    expect(viaForm.html).toContain('maxAttempts');
+    expect(await t.database.db.selectFrom('webhooks').select('id').where('account_id', '=', customer.accountId).execute()).toHaveLength(0);
+  });
 });
 
 describe('a webhook\'s page', () => {
@@ -150,7 +164,7 @@ describe('a webhook\'s page', () => {
     expect(payload.type).toBe('webhook.test');
     expect(page.html).toContain(payload.id);
     const log = await browser.get(`/dashboard/webhooks/${id}/deliveries`);
-    expect(log.html).toMatch(/<td>webhook\.test<br><code>evt_[0-9a-f]{32}<\/code><\/td>\s*<td>1<\/td>\s*<td>Delivered<\/td>\s*<td>200<\/td>/);
+    expect(log.html).toMatch(/<td data-label="Event">webhook\.test<br><code>evt_[0-9a-f]{32}<\/code><\/td>\s*<td data-label="Attempt">1<\/td>\s*<td data-label="Outcome"><span class="badge badge-ok">Delivered<\/span><\/td>\s*<td data-label="Response"><span class="badge badge-ok">200<\/span><\/td>/);
   });
 
   it('shows an attempt\'s detail: headers and body sent (never the secret), status, duration, error class, the start of the answer', async () => {
@@ -179,7 +193,7 @@ describe('a webhook\'s page', () => {
     expect((await t.http.get(`/v2/webhooks/${id}`, { headers: api })).body.active).toBe(false);
     const paused = await browser.get(`/dashboard/webhooks/${id}`);
     expect(paused.html).toMatch(/<button type="submit">Enable<\/button>/);
-    expect(paused.html).toContain('<dd>Paused</dd>');
+    expect(paused.html).toContain('<dd><span class="badge badge-neutral">Paused</span></dd>');
     expect((await browser.post(`/dashboard/webhooks/${id}/enable`)).status).toBe(303);
     expect((await t.http.get(`/v2/webhooks/${id}`, { headers: api })).body.active).toBe(true);
   });
@@ -310,7 +324,7 @@ describe('the attempt log\'s filters', () => {
 
     const deadOnly = await browser.get(`/dashboard/webhooks/${id}/deliveries?outcome=dead_lettered`);
     expect(rowsOf(deadOnly)).toHaveLength(8);
-    expect(deadOnly.html).not.toContain('<td>Delivered</td>');
+    expect(deadOnly.html).not.toContain('badge-ok">Delivered</span>');
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     expect((await browser.get(`/dashboard/webhooks/${id}/deliveries?from=${tomorrow}`)).html).toContain('No attempt matches these filters.');
     expect((await browser.get(`/dashboard/webhooks/${id}/deliveries?from=${tomorrow}&to=${today}`)).status).toBe(422);
@@ -327,7 +341,7 @@ describe('the attempt log\'s filters', () => {
     await t.database.db.updateTable('webhook_deliveries').set({ state: 'pending', next_attempt_at: tomorrow }).where('id', '=', waiting!.id).execute();
     const pending = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=pending`);
     expect(pending.html).toContain(waiting!.event_id);
-    expect(pending.html).toContain('<td>Pending</td>');
+    expect(pending.html).toContain('<td data-label="Outcome"><span class="badge badge-info">Pending</span></td>');
     expect(pending.html).not.toContain(hook.rows[1]!.event_id);
     const failed = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=failed`);
     expect(failed.html).toContain(waiting!.event_id);
@@ -412,7 +426,7 @@ describe('refusals', () => {
     await expectValid(all, 'staff list');
     const filtered = await staff.get(`/dashboard/webhooks?account=${owner.customer.username}`);
     expect(filtered.html).toContain(receiver.url(hook.path));
-    expect(filtered.html).toContain(`<td>${owner.customer.username}</td>`);
+    expect(filtered.html).toContain(`<td data-label="Account">${owner.customer.username}</td>`);
     expect((await staff.get('/dashboard/webhooks?account=nobody-at-all')).html).not.toContain(receiver.url(hook.path));
     const queue = await staff.get(`/dashboard/webhooks/dead-letters?account=${owner.customer.username}`);
     expect(queue.html).toContain(hook.rows[0]!.event_id);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/kernel/principal.js';
-import { authenticatingCapRefusal, creationRefusal, firstPartyRefusal, MAX_AUTHENTICATING_KEYS, retiringRefusal, revocationRefusal } from '../../src/modules/identity/api-key.rules.js';
+import { authenticatingCapRefusal, creationRefusal, firstPartyRefusal, keyState, MAX_AUTHENTICATING_KEYS, retiringRefusal, revocationRefusal } from '../../src/modules/identity/api-key.rules.js';
 
 /** Issue 28: the pure rules of who manages keys (src/modules/identity/api-key.rules.ts). */
 const principal = (credential: Partial<Principal['credential']>): Principal => ({
@@ -46,5 +46,21 @@ describe('the cap on keys that authenticate', () => {
     expect(authenticatingCapRefusal(MAX_AUTHENTICATING_KEYS, false)).toContain('"oldKeyExpiresInSeconds": 0');
     expect(authenticatingCapRefusal(MAX_AUTHENTICATING_KEYS, true)).toBeNull();
     expect(authenticatingCapRefusal(MAX_AUTHENTICATING_KEYS + 1, true)).toContain(`At most ${MAX_AUTHENTICATING_KEYS}`);
+  });
+});
+
+describe('keyState: what a key is now (the dashboard badge shows it; issue 31)', () => {
+  const now = Date.parse('2026-11-29T12:00:00.000Z');
+  const key = (fields: Partial<{ revokedAt: string | null; expiresAt: string | null; rolledAt: string | null }>) => ({ revokedAt: null, expiresAt: null, rolledAt: null, ...fields });
+  it('is active without revocation, expiry or roll, and with an expiry still ahead', () => {
+    expect(keyState(key({}), now)).toBe('active');
+    expect(keyState(key({ expiresAt: '2026-11-29T12:00:01.000Z' }), now)).toBe('active');
+  });
+  it('is retiring when rolled and inside its grace period, expired once past it (the instant itself included)', () => {
+    expect(keyState(key({ rolledAt: '2026-11-29T11:00:00.000Z', expiresAt: '2026-11-29T13:00:00.000Z' }), now)).toBe('retiring');
+    expect(keyState(key({ rolledAt: '2026-11-29T11:00:00.000Z', expiresAt: '2026-11-29T12:00:00.000Z' }), now)).toBe('expired');
+  });
+  it('is revoked whatever else it is', () => {
+    expect(keyState(key({ revokedAt: '2026-11-29T11:00:00.000Z', expiresAt: '2026-11-29T10:00:00.000Z', rolledAt: '2026-11-29T09:00:00.000Z' }), now)).toBe('revoked');
   });
 });

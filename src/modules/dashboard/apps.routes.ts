@@ -1,10 +1,11 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkCsrf } from '../../http/pages.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { SCOPE_DESCRIPTIONS } from '../../kernel/scopes.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
-import { formatTime } from './format.js';
+import { when } from './format.js';
 
 const ClientParams = Type.Object({ clientId: Type.String({ pattern: '^cl_[A-Za-z0-9_-]{1,64}$' }) });
 
@@ -13,8 +14,8 @@ const ClientParams = Type.Object({ clientId: Type.String({ pattern: '^cl_[A-Za-z
  * access to, their scopes and last use; Revoke (after a confirmation) ends the grants and every
  * token at once, as DELETE /v2/customer/{username}/authorized-apps/{clientId} does.
  */
-export function appRoutes(context: DashboardContext): FastifyPluginAsync {
-  const { grants } = context;
+export function appRoutes(context: DashboardContext): FastifyPluginAsyncTypebox {
+  const { grants, clock } = context;
   return async (scope) => {
     const csrf = checkCsrf(scope);
     // Staff authorize no one's apps here: the section is not theirs (404), before any form is judged.
@@ -22,20 +23,21 @@ export function appRoutes(context: DashboardContext): FastifyPluginAsync {
       if (request.browserSession?.role === 'admin') throw new NotFoundError('There is no such page.');
     });
 
-    const appsOf = async (request: FastifyRequest) =>
-      (await grants.listFor(sessionOf(request).accountId)).map((app) => ({
+    const appsOf = async (request: FastifyRequest) => {
+      const now = clock.now();
+      return (await grants.listFor(sessionOf(request).accountId)).map((app) => ({
         ...app,
         scopeList: app.scopes.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] })),
-        authorized: formatTime(app.authorizedAt),
-        lastUsed: formatTime(app.lastUsedAt, 'Never'),
+        authorized: when(app.authorizedAt, now),
+        lastUsed: when(app.lastUsedAt, now, 'Never'),
       }));
+    };
 
     scope.get('/apps', async (request, reply) =>
       reply.view('apps', { ...layoutOf(context, request, reply, 'Authorized apps', 'apps'), apps: await appsOf(request) }),
     );
 
-    const appOf = async (request: FastifyRequest) => {
-      const { clientId } = request.params as { clientId: string };
+    const appOf = async (request: FastifyRequest, clientId: string) => {
       const app = (await appsOf(request)).find((each) => each.clientId === clientId);
       if (!app) throw new NotFoundError('No such authorized app on your account.');
       return app;
@@ -47,10 +49,10 @@ export function appRoutes(context: DashboardContext): FastifyPluginAsync {
       cancel: '/dashboard/apps',
     });
     scope.get('/apps/:clientId/revoke', { schema: { params: ClientParams } }, async (request, reply) =>
-      reply.view('confirm', { ...layoutOf(context, request, reply, 'Revoke access', 'apps'), ...revokePage(await appOf(request)), hidden: [], stepUp: false }),
+      reply.view('confirm', { ...layoutOf(context, request, reply, 'Revoke access', 'apps'), ...revokePage(await appOf(request, request.params.clientId)), hidden: [], stepUp: false }),
     );
     scope.post('/apps/:clientId/revoke', { schema: { params: ClientParams, body: Type.Object({ _csrf: Type.String() }) }, preValidation: csrf }, async (request, reply) => {
-      const { clientId } = request.params as { clientId: string };
+      const { clientId } = request.params;
       await grants.revoke(sessionOf(request).accountId, clientId);
       return reply.redirect('/dashboard/apps', 303);
     });

@@ -3,6 +3,8 @@
  * it (colour is never the only signal); the tone only colours it. The words come from the
  * modules that own the states: this file only chooses the colour.
  */
+import type { KeyState } from '../identity/identity.module.js';
+
 export type Tone = 'ok' | 'warn' | 'bad' | 'info' | 'neutral';
 
 export interface Badge {
@@ -32,4 +34,24 @@ export function orderStatusBadge(status: string, text = status): Badge {
 export function outcomeBadge(text: string, outcome: 'succeeded' | 'failed' | 'pending' | 'dead' | 'disabled'): Badge {
   const tones: Record<typeof outcome, Tone> = { succeeded: 'ok', failed: 'warn', pending: 'info', dead: 'bad', disabled: 'neutral' };
   return badge(text, tones[outcome]);
+}
+
+const KEY_BADGES: Record<KeyState, Tone> = { active: 'ok', retiring: 'warn', expired: 'neutral', revoked: 'bad' };
+
+/** A key's state (identity's keyState) as a badge: "Active", "Rolled", "Expired", "Revoked". */
+export function keyStatusBadge(state: KeyState): Badge {
+  const words: Record<KeyState, string> = { active: 'Active', retiring: 'Rolled', expired: 'Expired', revoked: 'Revoked' };
+  return badge(words[state], KEY_BADGES[state]);
+}
+
+/** A webhook's health: Active, Paused (by its owner), Disabled (by the receiver's 410). */
+export function webhookHealthBadge(status: string): Badge {
+  const tones: Record<string, Tone> = { Active: 'ok', Paused: 'neutral', Disabled: 'bad' };
+  return badge(status, tones[status] ?? 'neutral');
+}
+
+/** An attempt's outcome as the log words it (Delivered, Failed, Pending, Dead-lettered). */
+export function attemptBadge(status: string): Badge {
+  const outcomes: Record<string, 'succeeded' | 'failed' | 'pending' | 'dead'> = { Delivered: 'succeeded', Failed: 'failed', Pending: 'pending', 'Dead-lettered': 'dead' };
+  return outcomeBadge(status, outcomes[status] ?? 'failed');
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, TooManyRequestsError } from '../../kernel/errors.js';
@@ -44,7 +45,8 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
   const { sessions, cookieName, secureCookies } = context;
   const assets = loadAssets();
   return async (app) => {
-    await app.register(async (scope: FastifyInstance) => {
+    await app.register(async (plain: FastifyInstance) => {
+      const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
       await registerPages(scope, {
         views: VIEWS,
         secureCookies,
@@ -59,21 +61,21 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
       scope.setNotFoundHandler((request, reply) => renderError(context, request, reply, 404, 'There is no such page.'));
 
       scope.get('/assets/:file', { config: { compressOnce: true }, schema: { params: Type.Object({ file: Type.String() }) } }, async (request, reply) => {
-        const asset = assets.get((request.params as { file: string }).file);
+        const asset = assets.get(request.params.file);
         if (!asset) return renderError(context, request, reply, 404, 'There is no such file.');
         return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
       });
 
       scope.get('/login', { schema: { querystring: Type.Object({ next: Type.Optional(Type.String({ maxLength: 2000 })) }) } }, async (request, reply) => {
-        const next = dashboardPath((request.query as { next?: string }).next);
+        const next = dashboardPath(request.query.next);
         if (request.browserSession) return reply.redirect(next, 303);
         return reply.view('login', { ...layoutOf(context, request, reply, 'Sign in'), next });
       });
       const SignIn = Type.Object({ username: Type.String({ maxLength: 200 }), password: Type.String({ maxLength: 1000 }), next: Type.Optional(Type.String({ maxLength: 2000 })), _csrf: Type.String() });
       scope.post('/login', { schema: { body: SignIn }, preValidation: checkCsrf(scope) }, async (request, reply) => {
-        const { username, password } = request.body as { username: string; password: string; next?: string };
+        const { username, password } = request.body;
         // Decided before a session exists: nothing after the sign-in may fail and leave it without its cookie.
-        const next = dashboardPath((request.body as { next?: string }).next);
+        const next = dashboardPath(request.body.next);
         const outcome = await sessions.signIn(username.trim(), password, request.ip);
         if (!outcome.signedIn) {
           reply.code(401);

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkCsrf } from '../../http/pages.js';
 import { ValidationFailedError } from '../../kernel/errors.js';
@@ -15,6 +16,8 @@ const Account = Type.Optional(Type.String({ maxLength: 100 }));
 const ScopeFields = { webhook: Type.Optional(Type.String({ maxLength: 20 })), account: Account };
 const Password = Type.Optional(Type.String({ maxLength: 1000 }));
 const Back = Type.Optional(Type.String({ maxLength: 2000 }));
+const ListQuery = Type.Object({ account: Account, next: Cursor, prev: Cursor, replayed: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) });
+type ListQueryValues = Type.Static<typeof ListQuery>;
 
 /**
  * The dead letter queue (issue 19, page 5), per webhook and across every webhook the caller
@@ -22,8 +25,8 @@ const Back = Type.Optional(Type.String({ maxLength: 2000 }));
  * all (a confirmation states the count). Bulk replays ask for the password after 10 minutes;
  * each touches only the caller's deliveries. A replay is a new attempt in the log, here and in the API.
  */
-export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync {
-  const { webhooks } = context;
+export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsyncTypebox {
+  const { webhooks, clock } = context;
   return async (scope) => {
     const csrf = checkCsrf(scope);
 
@@ -38,9 +41,9 @@ export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync 
       return { ...(account && { account }), path: `/dashboard/webhooks/dead-letters${queryOf({ account })}` };
     };
 
-    const listPage = async (request: FastifyRequest, webhookId: number | undefined) => {
+    const listPage = async (request: FastifyRequest, query: ListQueryValues, webhookId: number | undefined) => {
       const session = sessionOf(request);
-      const query = request.query as { account?: string; next?: string; prev?: string; replayed?: number };
+      const now = clock.now();
       const staff = session.role === 'admin';
       const account = staff && webhookId === undefined ? (query.account ?? '').trim() : '';
       const webhook = webhookId === undefined ? undefined : await webhooks.get(session.principal, webhookId);
@@ -50,7 +53,7 @@ export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync 
         webhook,
         staff,
         account,
-        letters: page.items.map(presentDeadLetter),
+        letters: page.items.map((letter) => presentDeadLetter(letter, now)),
         next: page.nextCursor ? `${path}${queryOf({ account, next: page.nextCursor })}` : null,
         previous: page.previousCursor ? `${path}${queryOf({ account, prev: page.previousCursor })}` : null,
         here: `${path}${queryOf({ account, next: query.next, prev: query.prev })}`,
@@ -60,12 +63,11 @@ export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync 
       };
     };
 
-    const ListQuery = Type.Object({ account: Account, next: Cursor, prev: Cursor, replayed: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) });
     scope.get('/webhooks/dead-letters', { schema: { querystring: ListQuery } }, async (request, reply) =>
-      reply.view('dead-letters', { ...layoutOf(context, request, reply, 'Dead letter queue', 'webhooks'), ...(await listPage(request, undefined)) }),
+      reply.view('dead-letters', { ...layoutOf(context, request, reply, 'Dead letter queue', 'webhooks'), ...(await listPage(request, request.query, undefined)) }),
     );
     scope.get('/webhooks/:id/dead-letters', { schema: { params: Type.Object({ id: Id }), querystring: ListQuery } }, async (request, reply) => {
-      const page = await listPage(request, (request.params as { id: number }).id);
+      const page = await listPage(request, request.query, request.params.id);
       return reply.view('dead-letters', { ...layoutOf(context, request, reply, `Dead letter queue of webhook ${page.webhook!.id}`, 'webhooks'), ...page });
     });
 
@@ -74,9 +76,9 @@ export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync 
       '/webhooks/:id/dead-letters/:deliveryId/replay',
       { schema: { params: Type.Object({ id: Id, deliveryId: Id }), body: Type.Object({ _csrf: Type.String(), back: Back }) }, preValidation: csrf },
       async (request, reply) => {
-        const { id, deliveryId } = request.params as { id: number; deliveryId: number };
+        const { id, deliveryId } = request.params;
         const replayed = await webhooks.replayDeadLetter(sessionOf(request).principal, id, deliveryId);
-        const back = backTo((request.body as { back?: string }).back, `/dashboard/webhooks/${id}/dead-letters`);
+        const back = backTo(request.body.back, `/dashboard/webhooks/${id}/dead-letters`);
         return reply.redirect(withParam(back, 'replayed', replayed ? '1' : '0'), 303);
       },
     );
@@ -84,7 +86,7 @@ export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync 
     // The selected ones (checkboxes): a bulk replay, within the scope the page showed.
     const SelectedForm = Type.Object({ _csrf: Type.String(), delivery: Type.Optional(Type.Unknown()), ...ScopeFields, back: Back, password: Password });
     scope.post('/webhooks/dead-letters/replay-selected', { schema: { body: SelectedForm }, preValidation: csrf }, async (request, reply) => {
-      const body = request.body as { delivery?: unknown; webhook?: string; account?: string; back?: string };
+      const { body } = request;
       const chosen = [...new Set(listOf(body.delivery))];
       if (chosen.length === 0) throw ValidationFailedError.field('delivery', 'needs at least one event: tick the ones to replay');
       if (chosen.length > MAX_REPLAY_EVENTS) throw ValidationFailedError.field('delivery', `names at most ${MAX_REPLAY_EVENTS} events: replay all instead`);
@@ -121,11 +123,11 @@ export function deadLetterRoutes(context: DashboardContext): FastifyPluginAsync 
       };
     };
     scope.get('/webhooks/dead-letters/replay-all', { schema: { querystring: Type.Object(ScopeFields) } }, async (request, reply) => {
-      const { path: _path, query: _query, ...page } = await allPage(request, request.query as { webhook?: string; account?: string });
+      const { path: _path, query: _query, ...page } = await allPage(request, request.query);
       return reply.view('confirm', { ...layoutOf(context, request, reply, page.title, 'webhooks'), ...page, stepUp: stepUpDue(context, request, SENSITIVE) });
     });
     scope.post('/webhooks/dead-letters/replay-all', { schema: { body: Type.Object({ _csrf: Type.String(), ...ScopeFields, password: Password }) }, preValidation: csrf }, async (request, reply) => {
-      const { path, query, ...page } = await allPage(request, request.body as { webhook?: string; account?: string });
+      const { path, query, ...page } = await allPage(request, request.body);
       const gate = await stepUp(context, request, reply, SENSITIVE, page);
       if (gate !== 'proceed') return gate;
       const replayed = await webhooks.replayDeadLetters(sessionOf(request).principal, query);

@@ -1,10 +1,10 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ValidationFailedError } from '../../kernel/errors.js';
 import { EVENT_TYPES } from '../outbox/outbox.module.js';
-import type { AttemptView, OutcomeFilter } from '../webhooks/webhooks.module.js';
+import type { AttemptView } from '../webhooks/webhooks.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
-import { formatTime } from './format.js';
+import { when } from './format.js';
 import { dayStart, OUTCOME_FILTERS, PAGE_SIZE, presentAttempt, queryOf } from './webhook-views.js';
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
@@ -22,28 +22,20 @@ const LogQuery = Type.Object({
   prev: Cursor,
   replayed: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
 });
-interface LogQueryValues {
-  outcome?: OutcomeFilter[];
-  eventType?: string;
-  from?: string;
-  to?: string;
-  next?: string;
-  prev?: string;
-  replayed?: number;
-}
 
 /**
  * A webhook's deliveries (issue 19, page 4): the attempt log filtered by outcome (several at
  * once; Pending is the failed attempts still waiting for their next one), event type and a
  * range of days (UTC, both ends included), walked by keyset both ways; and one attempt's detail.
  */
-export function deliveryRoutes(context: DashboardContext): FastifyPluginAsync {
-  const { webhooks } = context;
+export function deliveryRoutes(context: DashboardContext): FastifyPluginAsyncTypebox {
+  const { webhooks, clock } = context;
   return async (scope) => {
     scope.get('/webhooks/:id/deliveries', { schema: { params: Type.Object({ id: Id }), querystring: LogQuery } }, async (request, reply) => {
       const { principal } = sessionOf(request);
-      const { id } = request.params as { id: number };
-      const query = request.query as LogQueryValues;
+      const { id } = request.params;
+      const { query } = request;
+      const now = clock.now();
       const outcomes = [...new Set(query.outcome ?? [])];
       const eventType = query.eventType ?? '';
       if (eventType !== '' && !(EVENT_TYPES as readonly string[]).includes(eventType)) throw ValidationFailedError.field('eventType', 'is not an event kind');
@@ -61,7 +53,7 @@ export function deliveryRoutes(context: DashboardContext): FastifyPluginAsync {
         from: filters.from,
         to: filters.to,
         filtered: outcomes.length > 0 || eventType !== '' || filters.from !== '' || filters.to !== '',
-        attempts: page.items.map(presentAttempt),
+        attempts: page.items.map((attempt) => presentAttempt(attempt, now)),
         next: page.nextCursor ? `${path}${queryOf({ ...filters, next: page.nextCursor })}` : null,
         previous: page.previousCursor ? `${path}${queryOf({ ...filters, prev: page.previousCursor })}` : null,
         // The page a Replay button comes back to: this one, as filtered and paged.
@@ -72,15 +64,16 @@ export function deliveryRoutes(context: DashboardContext): FastifyPluginAsync {
 
     scope.get('/webhooks/:id/deliveries/:attemptId', { schema: { params: Type.Object({ id: Id, attemptId: Id }) } }, async (request, reply) => {
       const { principal } = sessionOf(request);
-      const { id, attemptId } = request.params as { id: number; attemptId: number };
+      const { id, attemptId } = request.params;
+      const now = clock.now();
       const webhook = await webhooks.get(principal, id);
       const attempt = await webhooks.attempt(principal, id, attemptId);
       return reply.view('delivery', {
         ...layoutOf(context, request, reply, `Attempt ${attempt.attempt} of ${attempt.eventType}`, 'webhooks'),
         webhook,
         attempt: {
-          ...presentAttempt(attempt),
-          nextAttempt: formatTime(attempt.nextAttemptAt),
+          ...presentAttempt(attempt, now),
+          nextAttempt: when(attempt.nextAttemptAt, now),
           headers: attempt.requestHeaders && Object.entries(attempt.requestHeaders).map(([name, value]) => ({ name, value })),
           requestBody: attempt.requestBody,
           responseBody: attempt.responseBody,

@@ -1,12 +1,13 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkCsrf } from '../../http/pages.js';
 import { NotFoundError, ValidationFailedError, type FieldError } from '../../kernel/errors.js';
-import { isOAuthScope, OAUTH_SCOPES, SCOPE_DESCRIPTIONS, type OAuthScope } from '../../kernel/scopes.js';
-import { hasVisibleText } from '../../kernel/text.js';
-import { GRANTS, type Grant } from '../identity/identity.module.js';
+import { OAUTH_SCOPES, SCOPE_DESCRIPTIONS } from '../../kernel/scopes.js';
+import { GRANTS, OAuthClientInput, type Grant, type OAuthClientService } from '../identity/identity.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
-import { formatTime, listOf } from './format.js';
+import { problemsOf } from './form-check.js';
+import { listOf, when } from './format.js';
 import { revealOnce, takeReveal } from './reveal.js';
 
 const GRANT_DESCRIPTIONS: Record<Grant, string> = {
@@ -16,8 +17,6 @@ const GRANT_DESCRIPTIONS: Record<Grant, string> = {
   implicit: 'A token straight in the redirect (legacy, Form A)',
 };
 const TYPES = { confidential: 'Confidential', public: 'Public' } as const;
-type ClientType = keyof typeof TYPES;
-const MAX_REDIRECT_URIS = 10;
 
 /** What the registration form was sent with, kept to show it again with what is wrong. */
 interface Draft {
@@ -29,22 +28,27 @@ interface Draft {
 }
 const EMPTY: Draft = { name: '', type: 'confidential', grants: [], scopes: [], redirectUris: '' };
 
-/** The form as OAuthClientInput (the /v2 body schema) would take it, or what is wrong, by field. */
-function inputOf(draft: Draft): { input: { name: string; type: ClientType; grants: Grant[]; scopes: OAuthScope[]; redirectUris: string[] } } | { problems: FieldError[] } {
-  const problems: FieldError[] = [];
-  const name = draft.name.trim();
-  if (name.length === 0 || name.length > 100 || !hasVisibleText(name)) problems.push({ field: 'Name', message: 'needs 1 to 100 characters, some of them visible' });
-  if (!Object.hasOwn(TYPES, draft.type)) problems.push({ field: 'Type', message: 'must be Public or Confidential' });
-  if (draft.grants.length === 0) problems.push({ field: 'Grants', message: 'needs at least one: tick what the client may use' });
-  if (!draft.grants.every((grant) => (GRANTS as readonly string[]).includes(grant))) problems.push({ field: 'Grants', message: 'holds an unknown grant' });
-  if (draft.scopes.length === 0) problems.push({ field: 'Scopes', message: 'needs at least one: tick what the client may ask for' });
-  if (!draft.scopes.every(isOAuthScope)) problems.push({ field: 'Scopes', message: 'holds an unknown scope' });
+type ClientInput = Parameters<OAuthClientService['register']>[0];
+
+/**
+ * The form as OAuthClientInput (the /v2 body schema, identity's) takes it, or what is wrong, in
+ * the form's words: the rules are the schema's, the sentences name the form's fields.
+ */
+function inputOf(draft: Draft): { input: ClientInput } | { problems: string[] } {
   // One per line; white space never belongs in a URI, so spaces separate them too.
   const redirectUris = [...new Set(draft.redirectUris.split(/\s+/).filter(Boolean))];
-  if (redirectUris.length > MAX_REDIRECT_URIS) problems.push({ field: 'Redirect URIs', message: `holds more than ${MAX_REDIRECT_URIS}` });
-  if (redirectUris.some((uri) => uri.length > 2000)) problems.push({ field: 'Redirect URIs', message: 'holds one longer than 2000 characters' });
-  if (problems.length > 0) return { problems };
-  return { input: { name, type: draft.type as ClientType, grants: [...new Set(draft.grants)] as Grant[], scopes: [...new Set(draft.scopes)] as OAuthScope[], redirectUris } };
+  const input = { name: draft.name.trim(), type: draft.type, grants: [...new Set(draft.grants)], scopes: [...new Set(draft.scopes)], redirectUris };
+  const words = (problem: FieldError): string => {
+    switch (problem.field.split('.')[0]) {
+      case 'name': return 'Name needs 1 to 100 characters, some of them visible.';
+      case 'type': return 'Type must be Public or Confidential.';
+      case 'grants': return input.grants.length === 0 ? 'Grants needs at least one: tick what the client may use.' : 'Grants holds an unknown grant.';
+      case 'scopes': return input.scopes.length === 0 ? 'Scopes needs at least one: tick what the client may ask for.' : 'Scopes holds an unknown scope.';
+      default: return `${labelled(problem, redirectUris)}.`;
+    }
+  };
+  const problems = [...new Set(problemsOf(OAuthClientInput, input).map(words))];
+  return problems.length > 0 ? { problems } : { input: input as ClientInput };
 }
 
 /** The service's field names (`redirectUris.0`) as the form labels them. */
@@ -62,8 +66,8 @@ const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MA
  * confidential client's secret shown once) and deleting one after a confirmation; through
  * OAuthClientService, as /v2/oauth-clients does.
  */
-export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync {
-  const { oauthClients } = context;
+export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsyncTypebox {
+  const { oauthClients, clock } = context;
   return async (scope) => {
     const csrf = checkCsrf(scope);
     // Customers register no clients: the section is not theirs (404), before any form is judged.
@@ -73,10 +77,11 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
 
     scope.get('/oauth-clients', async (request, reply) => {
       const reveal = await takeReveal(context, request, reply);
+      const now = clock.now();
       const clients = (await oauthClients.list()).map((client) => ({
         ...client,
         typeName: TYPES[client.type],
-        created: formatTime(client.createdAt),
+        created: when(client.createdAt, now),
       }));
       return reply.view('oauth-clients', { ...layoutOf(context, request, reply, 'OAuth clients', 'oauth-clients'), clients, ...reveal });
     });
@@ -103,10 +108,10 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
       redirectUris: Type.Optional(Type.String({ maxLength: 30_000 })),
     });
     scope.post('/oauth-clients', { schema: { body: RegisterForm }, preValidation: csrf }, async (request, reply) => {
-      const body = request.body as { name: string; type?: string; grants?: unknown; scopes?: unknown; redirectUris?: string };
+      const { body } = request;
       const draft: Draft = { name: body.name, type: body.type ?? '', grants: listOf(body.grants), scopes: listOf(body.scopes), redirectUris: body.redirectUris ?? '' };
       const judged = inputOf(draft);
-      if ('problems' in judged) return formPage(request, reply, draft, judged.problems.map((p) => `${p.field} ${p.message}.`));
+      if ('problems' in judged) return formPage(request, reply, draft, judged.problems);
       let created;
       try {
         created = await oauthClients.register(judged.input, sessionOf(request).accountId);
@@ -120,8 +125,7 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
       return reply.redirect('/dashboard/oauth-clients', 303);
     });
 
-    const clientOf = async (request: FastifyRequest) => {
-      const { id } = request.params as { id: number };
+    const clientOf = async (id: number) => {
       const client = (await oauthClients.list()).find((each) => Number(each.id) === id);
       if (!client) throw new NotFoundError(`OAuth client ${id} not found.`);
       return client;
@@ -133,10 +137,10 @@ export function oauthClientRoutes(context: DashboardContext): FastifyPluginAsync
       cancel: '/dashboard/oauth-clients',
     });
     scope.get('/oauth-clients/:id/delete', { schema: { params: IdParams } }, async (request, reply) =>
-      reply.view('confirm', { ...layoutOf(context, request, reply, 'Delete client', 'oauth-clients'), ...deletePage(await clientOf(request)), hidden: [], stepUp: false }),
+      reply.view('confirm', { ...layoutOf(context, request, reply, 'Delete client', 'oauth-clients'), ...deletePage(await clientOf(request.params.id)), hidden: [], stepUp: false }),
     );
     scope.post('/oauth-clients/:id/delete', { schema: { params: IdParams, body: Type.Object({ _csrf: Type.String() }) }, preValidation: csrf }, async (request, reply) => {
-      await oauthClients.delete((request.params as { id: number }).id);
+      await oauthClients.delete(request.params.id);
       return reply.redirect('/dashboard/oauth-clients', 303);
     });
   };

@@ -1,9 +1,10 @@
 import { ValidationFailedError } from '../../kernel/errors.js';
-import { hasVisibleText } from '../../kernel/text.js';
 import { DATE_MESSAGE, dayOf, LATEST_INSTANT_MS } from '../../kernel/instants.js';
 import { EVENT_TYPES } from '../outbox/outbox.module.js';
-import type { AttemptView, DeadLetter, OutcomeFilter, WebhookRecord } from '../webhooks/webhooks.module.js';
-import { formatTime, listOf } from './format.js';
+import { webhookHealth, WebhookInput, type AttemptView, type DeadLetter, type OutcomeFilter, type WebhookHealth, type WebhookRecord } from '../webhooks/webhooks.module.js';
+import { attemptBadge, httpStatusBadge } from './badges.js';
+import { checkForm } from './form-check.js';
+import { listOf, when } from './format.js';
 import { localPath } from './local-path.js';
 
 /** What the webhooks pages share: labels, the event kinds as checkboxes, filters in URLs, where a form returns. */
@@ -36,9 +37,11 @@ export function eventGroups(chosen: readonly string[] = []): { legend: string; i
   return [...groups].map(([resource, kinds]) => ({ legend: RESOURCES[resource] ?? resource, id: `events-${resource.replace('_', '-')}`, kinds }));
 }
 
+const HEALTH_WORDS: Record<WebhookHealth, string> = { active: 'Active', paused: 'Paused', disabled: 'Disabled' };
+
+/** The webhooks module's health of a webhook, in the page's words. */
 export function webhookStatus(webhook: Pick<WebhookRecord, 'active' | 'disabledReason'>): string {
-  if (webhook.active) return 'Active';
-  return webhook.disabledReason ? 'Disabled' : 'Paused';
+  return HEALTH_WORDS[webhookHealth(webhook)];
 }
 
 export function eventsText(events: readonly string[]): string {
@@ -52,18 +55,22 @@ export function attemptStatus(attempt: Pick<AttemptView, 'outcome' | 'pending'>)
   return attempt.pending ? 'Pending' : 'Failed';
 }
 
-export function presentAttempt(attempt: AttemptView) {
+/** An attempt as the pages show it, its times relative to `now` (the app's clock). */
+export function presentAttempt(attempt: AttemptView, now: number) {
+  const status = attemptStatus(attempt);
   return {
     ...attempt,
-    status: attemptStatus(attempt),
-    made: formatTime(attempt.createdAt),
+    status,
+    outcomeBadge: attemptBadge(status),
+    made: when(attempt.createdAt, now),
     response: attempt.statusCode === null ? 'No answer' : String(attempt.statusCode),
-    next: attempt.pending ? formatTime(attempt.nextAttemptAt) : '—',
+    responseBadge: httpStatusBadge(attempt.statusCode),
+    next: when(attempt.pending ? attempt.nextAttemptAt : null, now),
   };
 }
 
-export function presentDeadLetter(letter: DeadLetter) {
-  return { ...letter, deadLettered: formatTime(letter.deadLetteredAt), lastStatus: letter.lastStatusCode === null ? 'No answer' : String(letter.lastStatusCode) };
+export function presentDeadLetter(letter: DeadLetter, now: number) {
+  return { ...letter, deadLettered: when(letter.deadLetteredAt, now), lastStatus: httpStatusBadge(letter.lastStatusCode), outcomeBadge: attemptBadge('Dead-lettered') };
 }
 
 /** A query string of the non-empty values, in order (`?` included; empty when there are none). */
@@ -96,7 +103,7 @@ export function dayStart(field: string, value: string | undefined, nextDay = fal
   return at > LATEST_INSTANT_MS ? undefined : new Date(at).toISOString();
 }
 
-/** The add and edit form's fields, checked as the API's schema checks them (the service checks the rest). */
+/** The add and edit form's fields, judged by the API's schema (WebhookInput; the service checks the rest). */
 export interface WebhookForm {
   url: string;
   events: string[];
@@ -106,15 +113,14 @@ export interface WebhookForm {
 
 export function readWebhookForm(body: { url: string; events?: unknown; allEvents?: string; description?: string; maxAttempts?: string }): WebhookForm {
   const url = body.url.trim();
+  // The form's words for what only a form gets wrong (an empty field, no box ticked); every other rule is WebhookInput's.
   if (url === '') throw ValidationFailedError.field('url', 'is required');
-  if (url.length > 2000) throw ValidationFailedError.field('url', 'must be at most 2000 characters');
   const kinds = listOf(body.events);
   const events = body.allEvents === '*' ? ['*'] : [...new Set(kinds)];
   if (events.length === 0) throw ValidationFailedError.field('events', 'needs at least one event kind: tick the kinds to receive, or All events');
   const description = (body.description ?? '').trim();
-  if (description.length > 500) throw ValidationFailedError.field('description', 'must be at most 500 characters');
-  if (description !== '' && (!hasVisibleText(description) || /\p{Cc}/u.test(description))) throw ValidationFailedError.field('description', 'must be visible text');
-  const maxAttempts = body.maxAttempts === '5' ? 5 : body.maxAttempts === undefined || body.maxAttempts === '6' ? 6 : null;
-  if (maxAttempts === null) throw ValidationFailedError.field('maxAttempts', 'must be 5 or 6');
-  return { url, events, description: description === '' ? null : description, maxAttempts };
+  const maxAttempts = body.maxAttempts === undefined ? 6 : Number(body.maxAttempts);
+  const form = { url, events, description: description === '' ? null : description, maxAttempts };
+  checkForm(WebhookInput, form);
+  return form as WebhookForm;
 }

@@ -1,15 +1,16 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { checkCsrf } from '../../http/pages.js';
 import type { WebhookRecord } from '../webhooks/webhooks.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
 import { deadLetterRoutes } from './dead-letters.routes.js';
 import { deliveryRoutes } from './deliveries.routes.js';
-import { formatTime } from './format.js';
+import { attemptBadge, httpStatusBadge, webhookHealthBadge } from './badges.js';
+import { when } from './format.js';
 import { revealOnce, takeReveal } from './reveal.js';
 import { stepUp, stepUpDue, type Confirmation } from './step-up.js';
 import { attemptStatus, eventGroups, eventsText, presentAttempt, queryOf, readWebhookForm, SENSITIVE, webhookStatus, type WebhookForm } from './webhook-views.js';
-import { systemClock } from '../../kernel/clock.js';
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const ActionForm = Type.Object({ _csrf: Type.String(), password: Type.Optional(Type.String({ maxLength: 1000 })) });
@@ -21,7 +22,6 @@ const WebhookFormBody = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   maxAttempts: Type.Optional(Type.String({ maxLength: 10 })),
 });
-type WebhookFormFields = { url: string; events?: unknown; allEvents?: string; description?: string; maxAttempts?: string };
 
 /** Attempts shown on a webhook's page; the deliveries page has them all. */
 const RECENT = 10;
@@ -32,9 +32,8 @@ const RECENT = 10;
  * delete, replay all), edit. Its deliveries (page 4) and the dead letter queue (page 5) are
  * deliveries.routes.ts and dead-letters.routes.ts, registered here.
  */
-export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
-  const { webhooks } = context;
-  const clock = context.clock ?? systemClock;
+export function webhookRoutes(context: DashboardContext): FastifyPluginAsyncTypebox {
+  const { webhooks, clock } = context;
   return async (scope) => {
     const csrf = checkCsrf(scope);
     await scope.register(deliveryRoutes(context));
@@ -44,7 +43,8 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
     scope.get('/webhooks', { schema: { querystring: ListQuery } }, async (request, reply) => {
       const session = sessionOf(request);
       const staff = session.role === 'admin';
-      const query = request.query as { account?: string; cursor?: string };
+      const { query } = request;
+      const now = clock.now();
       const account = staff ? (query.account ?? '').trim() : '';
       const page = await webhooks.list(session.principal, query.cursor, 20, { account });
       const last = await webhooks.lastAttempts(session.principal, page.items.map((webhook) => webhook.id));
@@ -55,8 +55,8 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
           url: webhook.url,
           owner: webhook.owner,
           events: eventsText(webhook.events),
-          status: webhookStatus(webhook),
-          last: attempt ? `${attemptStatus({ outcome: attempt.outcome, pending: false })}${attempt.statusCode === null ? '' : ` (${attempt.statusCode})`}, ${formatTime(attempt.at)}` : 'No attempt yet',
+          health: webhookHealthBadge(webhookStatus(webhook)),
+          last: attempt ? { outcome: attemptBadge(attemptStatus({ outcome: attempt.outcome, pending: false })), response: attempt.statusCode === null ? null : httpStatusBadge(attempt.statusCode), at: when(attempt.at, now) } : null,
         };
       });
       return reply.view('webhooks', {
@@ -87,7 +87,7 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
     scope.get('/webhooks/new', async (request, reply) => formPage(request, reply, { title: 'Add webhook', action: '/dashboard/webhooks', cancel: '/dashboard/webhooks' }));
 
     scope.post('/webhooks', { schema: { body: WebhookFormBody }, preValidation: csrf }, async (request, reply) => {
-      const form = readWebhookForm(request.body as WebhookFormFields);
+      const form = readWebhookForm(request.body);
       const { webhook, secret } = await webhooks.create(sessionOf(request).principal, form);
       await revealOnce(context, request, reply, {
         label: `The signing secret of ${webhook.url}`,
@@ -97,14 +97,15 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
       return reply.redirect(`/dashboard/webhooks/${webhook.id}`, 303);
     });
 
-    const webhookOf = (request: FastifyRequest): Promise<WebhookRecord> => webhooks.get(sessionOf(request).principal, (request.params as { id: number }).id);
+    const webhookOf = (request: FastifyRequest, id: number): Promise<WebhookRecord> => webhooks.get(sessionOf(request).principal, id);
 
     const PageQuery = Type.Object({ test: Type.Optional(Type.String({ maxLength: 100 })), replayed: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })) });
     scope.get('/webhooks/:id', { schema: { params: IdParams, querystring: PageQuery } }, async (request, reply) => {
       const session = sessionOf(request);
-      const webhook = await webhookOf(request);
+      const webhook = await webhookOf(request, request.params.id);
       const reveal = await takeReveal(context, request, reply);
-      const { test: tested, replayed } = request.query as { test?: string; replayed?: number };
+      const { test: tested, replayed } = request.query;
+      const now = clock.now();
       const [recent, deadLettered, test] = await Promise.all([
         webhooks.attemptLog(session.principal, webhook.id, {}, {}, RECENT),
         webhooks.countDeadLetters(session.principal, { webhookId: webhook.id }),
@@ -115,14 +116,15 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
         webhook: {
           ...webhook,
           status: webhookStatus(webhook),
+          health: webhookHealthBadge(webhookStatus(webhook)),
           events: eventsText(webhook.events),
-          created: formatTime(webhook.createdAt),
-          previousSecretUntil: webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > clock.now() ? formatTime(webhook.previousSecretExpiresAt) : null,
+          created: when(webhook.createdAt, now),
+          previousSecretUntil: webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > now ? when(webhook.previousSecretExpiresAt, now) : null,
         },
         staff: session.role === 'admin',
         ...reveal,
-        test: test && presentAttempt(test),
-        recent: recent.items.map(presentAttempt),
+        test: test && presentAttempt(test, now),
+        recent: recent.items.map((attempt) => presentAttempt(attempt, now)),
         more: recent.hasMore,
         deadLettered,
         replayed,
@@ -130,12 +132,12 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
     });
 
     scope.get('/webhooks/:id/edit', { schema: { params: IdParams } }, async (request, reply) => {
-      const webhook = await webhookOf(request);
+      const webhook = await webhookOf(request, request.params.id);
       return formPage(request, reply, { title: 'Edit webhook', action: `/dashboard/webhooks/${webhook.id}/edit`, cancel: `/dashboard/webhooks/${webhook.id}`, values: webhook });
     });
     scope.post('/webhooks/:id/edit', { schema: { params: IdParams, body: WebhookFormBody }, preValidation: csrf }, async (request, reply) => {
-      const webhook = await webhookOf(request);
-      const form = readWebhookForm(request.body as WebhookFormFields);
+      const webhook = await webhookOf(request, request.params.id);
+      const form = readWebhookForm(request.body);
       const sameEvents = form.events.length === webhook.events.length && form.events.every((event) => webhook.events.includes(event));
       const patch = {
         ...(form.url !== webhook.url && { url: form.url }),
@@ -149,7 +151,7 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
 
     for (const [path, active] of [['enable', true], ['disable', false]] as const) {
       scope.post(`/webhooks/:id/${path}`, { schema: { params: IdParams, body: ActionForm }, preValidation: csrf }, async (request, reply) => {
-        const webhook = await webhookOf(request);
+        const webhook = await webhookOf(request, request.params.id);
         await webhooks.update(sessionOf(request).principal, webhook.id, { active });
         return reply.redirect(`/dashboard/webhooks/${webhook.id}`, 303);
       });
@@ -157,18 +159,18 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
 
     scope.post('/webhooks/:id/test', { schema: { params: IdParams, body: ActionForm }, preValidation: csrf }, async (request, reply) => {
       const { principal } = sessionOf(request);
-      const webhook = await webhookOf(request);
+      const webhook = await webhookOf(request, request.params.id);
       const outcome = await webhooks.test(principal, webhook.id, { requestId: request.id, principal });
       return reply.redirect(`/dashboard/webhooks/${webhook.id}${queryOf({ test: outcome.eventId })}`, 303);
     });
 
     scope.post('/webhooks/:id/rotate-secret', { schema: { params: IdParams, body: ActionForm }, preValidation: csrf }, async (request, reply) => {
-      const webhook = await webhookOf(request);
+      const webhook = await webhookOf(request, request.params.id);
       const rotated = await webhooks.rotateSecret(sessionOf(request).principal, webhook.id);
       await revealOnce(context, request, reply, {
         label: `The new signing secret of ${webhook.url}`,
         secret: rotated.secret,
-        note: `The old secret also signs every delivery until ${formatTime(rotated.previousSecretExpiresAt)}: switch your receiver to the new one before then.`,
+        note: `The old secret also signs every delivery until ${when(rotated.previousSecretExpiresAt, clock.now()).exact}: switch your receiver to the new one before then.`,
       });
       return reply.redirect(`/dashboard/webhooks/${webhook.id}`, 303);
     });
@@ -180,11 +182,11 @@ export function webhookRoutes(context: DashboardContext): FastifyPluginAsync {
       cancel: `/dashboard/webhooks/${webhook.id}`,
     });
     scope.get('/webhooks/:id/delete', { schema: { params: IdParams } }, async (request, reply) => {
-      const webhook = await webhookOf(request);
+      const webhook = await webhookOf(request, request.params.id);
       return reply.view('confirm', { ...layoutOf(context, request, reply, 'Delete webhook', 'webhooks'), ...deletion(webhook), hidden: [], stepUp: stepUpDue(context, request, SENSITIVE) });
     });
     scope.post('/webhooks/:id/delete', { schema: { params: IdParams, body: ActionForm }, preValidation: csrf }, async (request, reply) => {
-      const webhook = await webhookOf(request);
+      const webhook = await webhookOf(request, request.params.id);
       const gate = await stepUp(context, request, reply, SENSITIVE, deletion(webhook));
       if (gate !== 'proceed') return gate;
       await webhooks.delete(sessionOf(request).principal, webhook.id);

@@ -77,3 +77,18 @@ export function revocationRefusal(actor: Principal | null, keyId: number, keySco
   if (!coversScopes(actor.scopes, keyScopes)) return `You cannot revoke a key holding scopes your credential lacks (${keyScopes.join(' ')}).`;
   return null;
 }
+
+/** What a key is now: refused for good (revoked), past its expiry, rolled and living out its grace period, or active. */
+export type KeyState = 'active' | 'retiring' | 'expired' | 'revoked';
+
+/**
+ * A key's state at `now` (epoch ms), the one rule every view of keys shows (the dashboard's
+ * status badge): revocation first, then expiry (a rolled key past its grace is expired), then
+ * a roll. Only an active key is managed (rolled, revoked) from a list.
+ */
+export function keyState(key: { revokedAt: string | null; expiresAt: string | null; rolledAt: string | null }, now: number): KeyState {
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return 'expired';
+  if (key.rolledAt) return 'retiring';
+  return 'active';
+}

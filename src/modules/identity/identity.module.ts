@@ -30,7 +30,10 @@ import type { Keys } from '../../kernel/key-ring.js';
 export { generatePassword } from './password.hash.js';
 
 export type { AccountService } from './account.service.js';
-export { MAX_ACTIVE_KEYS, type ApiKeyService } from './api-key.service.js';
+export { MAX_ACTIVE_KEYS, ROLL_GRACE_SECONDS, type ApiKeyService, type RollGraceSeconds } from './api-key.service.js';
+export { keyState, type KeyState } from './api-key.rules.js';
+export { CreateApiKeyBody, ScopeSchema } from './api-key.schema.js';
+export { OAuthClientInput } from './oauth-client.schema.js';
 export type { ApiKeyRecord } from './api-key.repository.js';
 export type { OAuthClientService, RegisteredClient } from './oauth-client.service.js';
 export type { LoginService } from './login.service.js';

@@ -129,3 +129,10 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   const date = Date.parse(text);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
+
+/** A webhook's health: receiving events, paused by its owner, or disabled by its receiver (410 Gone). */
+export type WebhookHealth = 'active' | 'paused' | 'disabled';
+export function webhookHealth(webhook: { active: boolean; disabledReason: string | null }): WebhookHealth {
+  if (webhook.active) return 'active';
+  return webhook.disabledReason ? 'disabled' : 'paused';
+}

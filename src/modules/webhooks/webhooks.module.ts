@@ -29,6 +29,8 @@ export type { WebhookService, DeadLetterQuery } from './webhook.service.js';
 export type { PagePosition, TwoWayPage } from '../../kernel/pagination.js';
 export { MAX_REPLAY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT } from './webhook.service.js';
 export { defaultAccountConcurrency } from './dispatch.rules.js';
+export { webhookHealth, type WebhookHealth } from './webhook.rules.js';
+export { WebhookInput } from './webhook.schema.js';
 export type { AttemptDetail, AttemptFilter, AttemptView, DeadLetter, OutcomeFilter } from './attempt-log.repository.js';
 export type { LastAttempt, WebhookRecord } from './webhook.repository.js';
 export type { DeliveryBacklog } from './delivery-status.repository.js';
