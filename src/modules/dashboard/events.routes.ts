@@ -39,7 +39,8 @@ const ListQuery = Type.Object({ ...Filters, cursor: Type.Optional(Type.String({ 
 const TailQuery = Type.Object({ ...Filters, after: Type.String({ minLength: 1, maxLength: 400 }), wait: Type.Optional(Type.Literal('0')) });
 const EventParams = Type.Object({ id: Type.String({ pattern: '^evt_[0-9a-f]{32}$' }) });
 const DetailQuery = Type.Object({ resent: Type.Optional(Type.Enum(['queued', 'pending'])), webhook: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })) });
-const ResendBody = Type.Object({ _csrf: Type.String(), webhook: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+// A form sends text: the webhook's id as digits.
+const ResendBody = Type.Object({ _csrf: Type.String(), webhook: Type.String({ pattern: '^[1-9][0-9]{0,14}$' }) });
 
 const parsePage = (body: string) => JSON.parse(body) as EventPageJson;
 
@@ -114,8 +115,8 @@ export function eventRoutes(context: DashboardContext): FastifyPluginAsync {
       const { id } = request.params;
       // The caller must see the event itself (404 otherwise), not only manage the webhook.
       await events.get(principal, id);
-      const outcome = await eventDeliveries.resend(principal, request.body.webhook, id);
-      return reply.redirect(`/dashboard/events/${id}${queryOf({ resent: outcome, webhook: String(request.body.webhook) })}`, 303);
+      const outcome = await eventDeliveries.resend(principal, Number(request.body.webhook), id);
+      return reply.redirect(`/dashboard/events/${id}${queryOf({ resent: outcome, webhook: request.body.webhook })}`, 303);
     });
   };
 }
