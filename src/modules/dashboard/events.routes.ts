@@ -53,7 +53,7 @@ const parsePage = (body: string) => JSON.parse(body) as EventPageJson;
 export function eventRoutes(context: DashboardContext): FastifyPluginAsync {
   // The schemas are fixed for the life of the process: built once.
   const kinds = EVENT_TYPES.map((type) => eventKind(type, context));
-  const { events, eventDeliveries } = context;
+  const { events, eventDeliveries, requestLogs } = context;
   const now = () => (context.clock ?? systemClock).now();
   return async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -97,6 +97,8 @@ export function eventRoutes(context: DashboardContext): FastifyPluginAsync {
       const { id } = request.params;
       const item = JSON.parse(await events.get(principal, id)) as EventItem;
       const requestId = typeof item.metadata.request_id === 'string' ? item.metadata.request_id : null;
+      // Linked only when the request log keeps it: a request made from the dashboard, or past the log's retention, is not there.
+      const logged = requestId !== null && (await requestLogs.list(principal, { limit: 1, requestId })).items.length > 0;
       const webhooks = (await eventDeliveries.ofEvent(principal, id)).map((row) => eventWebhookRow(row, now()));
       const resent = request.query.resent && webhooks.find((webhook) => webhook.id === request.query.webhook);
       return reply.view('event', {
@@ -104,7 +106,7 @@ export function eventRoutes(context: DashboardContext): FastifyPluginAsync {
         event: eventRow(item, now()),
         payload: JSON.stringify(item, null, 2),
         requestId,
-        requestHref: requestId && `/dashboard/logs/${encodeURIComponent(requestId)}`,
+        requestHref: logged ? `/dashboard/logs/${encodeURIComponent(requestId)}` : null,
         webhooks,
         notice: resent ? (request.query.resent === 'queued' ? `The event is queued for ${resent.url}: its attempt appears below in a moment.` : `A delivery of this event to ${resent.url} is already pending: it is sent on its schedule.`) : null,
       });
