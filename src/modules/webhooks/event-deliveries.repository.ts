@@ -23,9 +23,10 @@ export type ResendOutcome = 'queued' | 'pending';
 export class EventDeliveriesRepository {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async ofEvent(outboxId: number, webhookIds: readonly number[]): Promise<Map<number, EventDelivery>> {
+  /** In `executor` (a resend's transaction: SQLite has one connection, which it holds). */
+  async ofEvent(executor: Kysely<DB>, outboxId: number, webhookIds: readonly number[]): Promise<Map<number, EventDelivery>> {
     if (webhookIds.length === 0) return new Map();
-    const rows = await this.db
+    const rows = await executor
       .selectFrom('webhook_deliveries')
       .select(['id', 'webhook_id', 'state', 'attempts', 'updated_at'])
       .where('outbox_id', '=', outboxId)

@@ -60,7 +60,7 @@ export class EventDeliveryService {
       known.add(id);
     }
     const mine = listed.filter((webhook) => (staff || webhook.accountId === principal.accountId) && managementRefusal(principal.scopes, webhook.scopes) === null);
-    const deliveries = await this.options.deliveries.ofEvent(event.outboxId, mine.map((webhook) => webhook.id));
+    const deliveries = await this.options.deliveries.ofEvent(this.options.db, event.outboxId, mine.map((webhook) => webhook.id));
     const rows: EventWebhook[] = [];
     for (const webhook of mine) {
       const delivery = deliveries.get(webhook.id) ?? null;
@@ -84,7 +84,7 @@ export class EventDeliveryService {
     const outcome = await this.options.db.transaction().execute(async (trx) => {
       const event = await this.options.events.eventOf(trx, eventId);
       const receiving = event !== undefined && receives({ accountId: webhook.accountId, scopes: new Set(webhook.scopes), events: webhook.events }, event);
-      if (!event || (!receiving && !(await this.options.deliveries.ofEvent(event.outboxId, [webhookId])).has(webhookId))) {
+      if (!event || (!receiving && !(await this.options.deliveries.ofEvent(trx, event.outboxId, [webhookId])).has(webhookId))) {
         throw new ConflictError(`Webhook ${webhookId} does not receive event ${eventId}: only an event it subscribes to (or was sent) can be sent to it again.`);
       }
       return this.options.deliveries.resend(trx, webhookId, event, webhook.maxAttempts, now);
