@@ -77,6 +77,16 @@ export function eventRow(item: EventItem, now: number) {
   };
 }
 
+/**
+ * How long the next poller waits before asking: 2 s once polling; a moment after an empty answer
+ * (a held request ended by a draining instance answers at once: no loop of instant requests);
+ * none after new rows.
+ */
+export function tailDelay(polling: boolean, rows: number): string | null {
+  if (polling) return '2s';
+  return rows === 0 ? '250ms' : null;
+}
+
 /** The fragment route a live tail asks, with the page's filters, from `after`; `wait=0` once the long poll failed (polling then). */
 export function tailUrl(path: string, filters: Record<string, string>, after: string, polling: boolean): string {
   return `${path}${queryOf({ ...filters, after, ...(polling && { wait: '0' }) })}`;

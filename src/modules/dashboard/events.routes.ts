@@ -6,7 +6,7 @@ import { checkCsrf } from '../../http/pages.js';
 import { systemClock } from '../../kernel/clock.js';
 import { EVENT_DATA_SCHEMAS, EVENT_TRIGGERS, EVENT_TYPES, sampleEnvelopes, type EventType } from '../outbox/outbox.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
-import { eventFilters, eventRow, eventWebhookRow, LOG_PAGE_SIZE, OBJECT_TYPES, TAIL_BATCH, TAIL_WAIT_S, tailUrl, TYPE_SUGGESTIONS, type EventItem, type EventPageJson } from './event-views.js';
+import { eventFilters, eventRow, eventWebhookRow, LOG_PAGE_SIZE, OBJECT_TYPES, TAIL_BATCH, TAIL_WAIT_S, tailDelay, tailUrl, TYPE_SUGGESTIONS, type EventItem, type EventPageJson } from './event-views.js';
 import { queryOf } from './webhook-views.js';
 
 interface Described {
@@ -89,7 +89,7 @@ export function eventRoutes(context: DashboardContext): FastifyPluginAsync {
       const polling = request.query.wait === '0';
       const page = parsePage((await events.list(principal, { ...filters, limit: TAIL_BATCH, after: request.query.after, waitSeconds: polling ? 0 : TAIL_WAIT_S }, { signal: clientGone(reply.raw) })).body);
       const after = page.nextAfter ?? request.query.after;
-      return reply.view('event-tail', { rows: page.items.reverse().map((item) => eventRow(item, now())), tail: tailUrl('/dashboard/events/tail', form, after, polling), polling });
+      return reply.view('event-tail', { rows: page.items.reverse().map((item) => eventRow(item, now())), tail: tailUrl('/dashboard/events/tail', form, after, polling), delay: tailDelay(polling, page.items.length) });
     });
 
     scope.get('/events/:id', { schema: { params: EventParams, querystring: DetailQuery } }, async (request, reply) => {

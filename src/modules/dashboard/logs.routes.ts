@@ -6,7 +6,7 @@ import { systemClock } from '../../kernel/clock.js';
 import { curlOf, type RequestLogFilters, type RequestLogRow } from '../request-log/request-log.module.js';
 import { httpStatusBadge } from './badges.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
-import { eventRow, LOG_PAGE_SIZE, TAIL_BATCH, TAIL_WAIT_S, tailUrl, type EventPageJson } from './event-views.js';
+import { eventRow, LOG_PAGE_SIZE, TAIL_BATCH, TAIL_WAIT_S, tailDelay, tailUrl, type EventPageJson } from './event-views.js';
 import { when } from './format.js';
 import { queryOf } from './webhook-views.js';
 
@@ -115,7 +115,7 @@ export function logRoutes(context: DashboardContext): FastifyPluginAsync {
       const polling = request.query.wait === '0';
       const page = await requestLogs.list(principal, { ...filters, limit: TAIL_BATCH, after: request.query.after, waitSeconds: polling ? 0 : TAIL_WAIT_S }, clientGone(reply.raw));
       const after = page.nextAfter ?? request.query.after;
-      return reply.view('log-tail', { rows: page.items.reverse().map((row) => logRow(row, now())), tail: tailUrl('/dashboard/logs/tail', form, after, polling), polling });
+      return reply.view('log-tail', { rows: page.items.reverse().map((row) => logRow(row, now())), tail: tailUrl('/dashboard/logs/tail', form, after, polling), delay: tailDelay(polling, page.items.length) });
     });
 
     scope.get('/logs/:requestId', { schema: { params: RequestParams } }, async (request, reply) => {
