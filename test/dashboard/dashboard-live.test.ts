@@ -118,4 +118,23 @@ describe.skipIf(!available)('the live tail', () => {
     expect(await page.getByRole('region', { name: 'Live' }).getByRole('row').filter({ hasText: 'order.placed' }).count()).toBe(1);
     expect(failures).toEqual([]);
   });
+
+  it('the Events and Logs pages fit a phone (390 px) and a laptop (1280 px) with data: nothing wider than the viewport', async () => {
+    const { page, failures, order } = await customerPage();
+    const res = await order();
+    await t.app.modules.requestLog.provides.flush();
+    const eventId = (await t.database.db.selectFrom('outbox').select('event_id').where('aggregate_id', '=', String(res.body.id)).where('type', '=', 'order.placed').executeTakeFirstOrThrow()).event_id;
+    const paths = ['/dashboard/events', '/dashboard/events?type=order.*', '/dashboard/events/kinds', `/dashboard/events/${eventId}`, '/dashboard/logs', '/dashboard/logs?status=2xx', `/dashboard/logs/${res.headers.get('x-request-id')}`];
+    const wide: string[] = [];
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+      for (const path of paths) {
+        await page.goto(`${base}${path}`);
+        const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+        if (scrollWidth > width) wide.push(`${path} at ${width}: ${scrollWidth} px`);
+      }
+    }
+    expect(wide).toEqual([]);
+    expect(failures).toEqual([]);
+  });
 });
