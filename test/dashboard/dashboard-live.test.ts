@@ -130,7 +130,7 @@ describe.skipIf(!available)('the live tail', () => {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
       for (const path of paths) {
         await page.goto(`${base}${path}`);
-        const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+        const scrollWidth = await page.evaluate<number>('document.documentElement.scrollWidth');
         if (scrollWidth > width) wide.push(`${path} at ${width}: ${scrollWidth} px`);
       }
     }
