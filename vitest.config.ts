@@ -27,6 +27,7 @@ export const PROCESS = [
   'test/dashboard/dashboard-a11y.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
   'test/dashboard/dashboard-layout.test.ts',
+  'test/dashboard/dashboard-live.test.ts',
   'test/oauth/oauth-browser.test.ts',
   'test/platform/docs-browser.test.ts',
   // Server and CLI processes, the build, npm pack, tsc

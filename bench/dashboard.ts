@@ -139,6 +139,10 @@ async function main(): Promise<void> {
       ['dead letters (all)', '/dashboard/webhooks/dead-letters'],
       ['replay all (confirmation, counts)', `/dashboard/webhooks/dead-letters/replay-all?webhook=${webhookId}`],
       ['events', '/dashboard/events'],
+      ['events: order.* on one day', `/dashboard/events?type=order.*&from=${day}&to=${day}`],
+      ['event kinds', '/dashboard/events/kinds'],
+      ['logs', '/dashboard/logs'],
+      ['logs: 4xx POST /v2/orders', '/dashboard/logs?status=4xx&method=POST&path=%2Fv2%2Forders'],
       ['orders', '/dashboard/orders'],
     ];
     const rows: string[][] = [];

@@ -81,7 +81,7 @@ describe.skipIf(!available)('accessibility of every dashboard page (axe, WCAG 2.
     await page.getByRole('alert').waitFor();
     await audit('login, refused');
     await signIn(page, base, customer.username, customer.password);
-    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/keys/new', '/dashboard/webhooks', '/dashboard/webhooks/new', '/dashboard/webhooks/dead-letters', '/dashboard/events', '/dashboard/orders', '/dashboard/apps']) await visit(path);
+    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/keys/new', '/dashboard/webhooks', '/dashboard/webhooks/new', '/dashboard/webhooks/dead-letters', '/dashboard/events', '/dashboard/events/kinds', '/dashboard/logs', '/dashboard/orders', '/dashboard/apps']) await visit(path);
     const { id } = await addWebhook(page, receiver.url('/empty'), ['order.placed']);
     await visit(`/dashboard/webhooks/${id}`, 'a webhook without attempts');
     await visit(`/dashboard/webhooks/${id}/deliveries`, 'deliveries, none');
@@ -135,6 +135,18 @@ describe.skipIf(!available)('accessibility of every dashboard page (axe, WCAG 2.
     for (const path of ['/dashboard', '/dashboard/webhooks', `/dashboard/webhooks/${hook.id}`, `/dashboard/webhooks/${hook.id}/edit`, `/dashboard/webhooks/${hook.id}/delete`, `/dashboard/webhooks/${failing.id}/deliveries`, `/dashboard/webhooks/${failing.id}/deliveries?outcome=dead_lettered&eventType=webhook.test`]) await visit(path);
     await click(page, 'link', /^Details/);
     await audit('an attempt, dead-lettered');
+    // The event log and the request log with data (issue 31): lists, an event's page, a request's page.
+    await t.app.modules.requestLog.provides.flush();
+    await visit('/dashboard/events', 'events, with data');
+    await visit('/dashboard/events?type=order.*', 'events, filtered');
+    await click(page, 'link', /^Details of order\.placed/);
+    await page.getByRole('button', { name: 'Resend' }).first().waitFor();
+    await audit('an event, with its deliveries');
+    await visit('/dashboard/logs', 'logs, with data');
+    await visit('/dashboard/logs?status=2xx&method=POST', 'logs, filtered');
+    await page.getByRole('region', { name: 'Live' }).locator('a[href^="/dashboard/logs/"]').first().click();
+    await page.getByRole('button', { name: 'Copy as curl' }).waitFor();
+    await audit('a request, with Copy as curl');
     await visit(`/dashboard/webhooks/${hook.id}/deliveries`);
     await click(page, 'link', /^Details/);
     await audit('an attempt, delivered');
@@ -190,7 +202,7 @@ describe.skipIf(!available)('accessibility of every dashboard page (axe, WCAG 2.
     await audit('OAuth clients, a secret shown');
     await click(page, 'link', /^Delete client/);
     await audit('delete client, confirmation');
-    for (const path of ['/dashboard', '/dashboard/webhooks', '/dashboard/webhooks/dead-letters', '/dashboard/orders', '/dashboard/keys', '/dashboard/events']) await visit(path);
+    for (const path of ['/dashboard', '/dashboard/webhooks', '/dashboard/webhooks/dead-letters', '/dashboard/orders', '/dashboard/keys', '/dashboard/events', '/dashboard/logs']) await visit(path);
     await visit('/dashboard/webhooks/dead-letters/replay-all', 'replay all, every account\'s');
     done();
   }, 180_000);

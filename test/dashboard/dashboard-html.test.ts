@@ -60,9 +60,15 @@ describe('every page is valid HTML', () => {
     const empty = await crawl(browser);
     expect(empty.problems.join('\n')).toBe('');
     await withData(browser);
+    // A request through /v2 for the request log (Logs and a request's page).
+    const { key } = await t.app.modules.identity.provides.apiKeys.create({ accountId: customer.accountId, role: 'customer' }, { scopes: ['read:orders'] }, null);
+    expect((await t.http.get('/v2/orders', { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await t.app.modules.requestLog.provides.flush();
     const full = await crawl(browser);
     expect(full.problems.join('\n')).toBe('');
-    expect(full.pages).toEqual(expect.arrayContaining(['/dashboard', '/dashboard/keys', '/dashboard/keys/new', '/dashboard/webhooks', '/dashboard/events', '/dashboard/orders', '/dashboard/apps']));
+    expect(full.pages).toEqual(expect.arrayContaining(['/dashboard', '/dashboard/keys', '/dashboard/keys/new', '/dashboard/webhooks', '/dashboard/events', '/dashboard/events/kinds', '/dashboard/logs', '/dashboard/orders', '/dashboard/apps']));
+    expect(full.pages.filter((path) => /^\/dashboard\/events\/evt_/.test(path)), full.pages.join(' ')).not.toEqual([]);
+    expect(full.pages.filter((path) => /^\/dashboard\/logs\/[^?]/.test(path)), full.pages.join(' ')).not.toEqual([]);
     expect(full.pages.filter((path) => /^\/dashboard\/webhooks\/\d+\/deliveries\/\d+/.test(path)), full.pages.join(' ')).not.toEqual([]);
   }, 60_000);
 

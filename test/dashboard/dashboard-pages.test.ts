@@ -74,9 +74,9 @@ const lists = (page: Page, id: number) => page.html.includes(`<th scope="row">#$
 const advanceButtons = (page: Page) => [...page.html.matchAll(/action="\/dashboard\/orders\/(\d+)\/advance"/g)].map((m) => Number(m[1]));
 
 describe('events', () => {
-  it('lists every event kind with its trigger, description and the sample envelope of docs/events.md', async () => {
+  it('lists every event kind (Event kinds, linked from Events) with its trigger, description and the sample envelope of docs/events.md', async () => {
     const { browser } = await signedIn();
-    const page = await browser.get('/dashboard/events');
+    const page = await browser.get('/dashboard/events/kinds');
     expect(page.status).toBe(200);
     for (const type of EVENT_TYPES) {
       expect(page.html, type).toContain(`<code>${type}</code></h2>`);

@@ -8,7 +8,9 @@ import type { AccountService, ApiKeyService, BrowserSession, BrowserSessionServi
 import type { OrderService } from '../orders/orders.module.js';
 import type { OAuthGrantService } from '../oauth/oauth.module.js';
 import type { BucketUsage } from '../limits/limits.module.js';
-import type { WebhookService } from '../webhooks/webhooks.module.js';
+import type { EventDeliveryService, WebhookService } from '../webhooks/webhooks.module.js';
+import type { EventService } from '../events/events.module.js';
+import type { RequestLogService } from '../request-log/request-log.module.js';
 import { type Clock } from '../../kernel/clock.js';
 
 /** What the dashboard's pages are built from: other modules' services, reached through their entries. */
@@ -27,6 +29,11 @@ export interface DashboardContext {
   /** What is left of an account's rate-limit buckets now (nothing spent). */
   usage: (accountId: number, plan: Plan) => Promise<BucketUsage[]>;
   webhooks: WebhookService;
+  /** The event log (GET /v2/events), and one event across the webhooks (its deliveries, Resend). */
+  events: EventService;
+  eventDeliveries: EventDeliveryService;
+  /** The request log (GET /v2/request-logs). */
+  requestLogs: RequestLogService;
   orders: OrderService;
   oauthClients: OAuthClientService;
   /** The OAuth applications an account authorized (the oauth module). */
@@ -49,6 +56,7 @@ const SECTIONS: { key: string; href: string; label: string; for: 'all' | 'custom
   { key: 'keys', href: '/dashboard/keys', label: 'API keys', for: 'all' },
   { key: 'webhooks', href: '/dashboard/webhooks', label: 'Webhooks', for: 'all' },
   { key: 'events', href: '/dashboard/events', label: 'Events', for: 'all' },
+  { key: 'logs', href: '/dashboard/logs', label: 'Logs', for: 'all' },
   { key: 'orders', href: '/dashboard/orders', label: 'Orders', for: 'all' },
   { key: 'apps', href: '/dashboard/apps', label: 'Authorized apps', for: 'customer' },
   { key: 'oauth-clients', href: '/dashboard/oauth-clients', label: 'OAuth clients', for: 'admin' },

@@ -11,6 +11,7 @@ import { dashboardPath } from './local-path.js';
 import { appRoutes } from './apps.routes.js';
 import { eventRoutes } from './events.routes.js';
 import { keyRoutes } from './keys.routes.js';
+import { logRoutes } from './logs.routes.js';
 import { oauthClientRoutes } from './oauth-clients.routes.js';
 import { orderRoutes } from './orders.routes.js';
 import { overviewRoutes } from './overview.routes.js';
@@ -99,6 +100,7 @@ export function dashboardRoutes(context: DashboardContext): FastifyPluginAsync {
         await pages.register(keyRoutes(context));
         await pages.register(webhookRoutes(context));
         await pages.register(eventRoutes(context));
+        await pages.register(logRoutes(context));
         await pages.register(orderRoutes(context));
         await pages.register(appRoutes(context));
         await pages.register(oauthClientRoutes(context));

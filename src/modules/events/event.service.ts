@@ -26,6 +26,8 @@ export interface EventFilters {
   objectType?: string;
   objectId?: string;
   undelivered?: boolean;
+  /** Only the events this request caused (`metadata.request_id`: the dashboard's request log page). */
+  requestId?: string;
   /** Default: `asc` with `after`, `desc` otherwise. */
   order?: 'asc' | 'desc';
   /** An event id, `now` (the log's head), or a `pos_…` position a previous empty page gave. */
@@ -75,7 +77,7 @@ export class EventService {
     if (filters.objectId !== undefined && filters.objectType === undefined) throw new InvalidRequestError('object_id needs object_type.', [{ field: 'object_id', message: 'needs object_type' }]);
     const staff = principal.scopes.has('admin');
     const accountId = staff ? null : principal.accountId;
-    const binding = JSON.stringify([types, filters.createdGte ?? null, filters.createdLt ?? null, filters.objectType ?? null, filters.objectId ?? null, Boolean(filters.undelivered), order]);
+    const binding = JSON.stringify([types, filters.createdGte ?? null, filters.createdLt ?? null, filters.objectType ?? null, filters.objectId ?? null, Boolean(filters.undelivered), order, ...(filters.requestId !== undefined ? [filters.requestId] : [])]);
     let from: LogPosition | undefined;
     if (filters.cursor !== undefined) from = this.options.cursors.decode(CURSOR_KIND, filters.cursor, readPosition, { binding });
     else if (filters.after !== undefined) from = await this.#after(principal, filters.after);
@@ -86,6 +88,7 @@ export class EventService {
       ...(filters.createdGte !== undefined && { createdGte: new Date(filters.createdGte).toISOString() }),
       ...(filters.createdLt !== undefined && { createdLt: new Date(filters.createdLt).toISOString() }),
       ...(filters.objectType !== undefined && { object: { type: filters.objectType, ...(filters.objectId !== undefined && { id: filters.objectId }) } }),
+      ...(filters.requestId !== undefined && { requestId: filters.requestId }),
       ...(filters.undelivered && { outboxIdsIn: this.options.deliveries.undeliveredOutboxIds(accountId) }),
       order,
       ...(from && { from }),
@@ -190,7 +193,16 @@ function rowFilter(query: LogQuery): RowFilter<OutboxRecord> {
     row.environment === query.environment &&
     (audiences === null || audiences.has(row.audience)) &&
     (types === null || types.has(row.type)) &&
-    (query.object === undefined || (row.aggregateType === query.object.type && (query.object.id === undefined || row.aggregateId === query.object.id)));
+    (query.object === undefined || (row.aggregateType === query.object.type && (query.object.id === undefined || row.aggregateId === query.object.id))) &&
+    (query.requestId === undefined || requestIdOf(row) === query.requestId);
+}
+
+function requestIdOf(row: OutboxRecord): unknown {
+  try {
+    return (JSON.parse(row.metadata) as { request_id?: unknown }).request_id;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A position a page gave as `nextAfter`: the head of an empty log is (0, 0). */

@@ -9,6 +9,7 @@ import { HeadWatcher } from '../../kernel/head-watcher.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { DeliveryStatusPort } from './events.ports.js';
+export type { EventService, EventFilters } from './event.service.js';
 
 export interface EventsOptions {
   /** The outbox's log reader: the log is the outbox itself, never a copy. */

@@ -1,4 +1,4 @@
-import type { Kysely, OperandExpression } from 'kysely';
+import { sql, type Kysely, type OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { isPostgres } from '../../db/dialect.js';
 import { beyond, recordOf, RECORD_COLUMNS, settled, type LogPosition, type OutboxRecord } from './outbox-position.js';
@@ -13,6 +13,8 @@ export interface LogQuery {
   createdGte?: string;
   createdLt?: string;
   object?: { type: string; id?: string };
+  /** Only the events of this request (`metadata.request_id`); bound the page by time too, as nothing indexes it. */
+  requestId?: string;
   /**
    * Only the rows whose id this subquery yields (another module's selection: the events with a
    * webhook delivery not delivered yet), so the page stays one statement however many it holds.
@@ -47,6 +49,7 @@ export class OutboxLogRepository {
       .$if(query.createdLt !== undefined, (q) => q.where('created_at', '<', query.createdLt!))
       .$if(query.object !== undefined, (q) => q.where('aggregate_type', '=', query.object!.type))
       .$if(query.object?.id !== undefined, (q) => q.where('aggregate_id', '=', query.object!.id!))
+      .$if(query.requestId !== undefined, (q) => q.where(postgres ? sql<string>`(metadata::jsonb ->> 'request_id')` : sql<string>`json_extract(metadata, '$.request_id')`, '=', query.requestId!))
       .$if(query.outboxIdsIn !== undefined, (q) => q.where('id', 'in', query.outboxIdsIn!))
       .$if(query.from !== undefined, (q) => q.where((eb) => beyond(eb, direction === 'asc' ? '>' : '<', query.from!)))
       .orderBy('txid', direction)

@@ -33,6 +33,12 @@ export class OutboxRowRepository {
     return new Map(rows.map((row) => [Number(row.id), { eventId: row.event_id, eventType: row.type, createdAt: toIso(row.created_at), data: row.data, metadata: row.metadata }]));
   }
 
+  /** One event of this deployment by its envelope id, in the caller's executor: what a delivery of it needs (a resend inserts one). */
+  async eventOf(executor: Kysely<DB>, eventId: string): Promise<{ outboxId: number; eventId: string; type: string; audience: string } | undefined> {
+    const row = await executor.selectFrom('outbox').select(['id', 'event_id', 'type', 'audience']).where('event_id', '=', eventId).where('environment', '=', this.environment).executeTakeFirst();
+    return row && { outboxId: Number(row.id), eventId: row.event_id, type: row.type, audience: row.audience };
+  }
+
   /**
    * The ids of the selected rows, as a subquery for the caller's own statement
    * (`where('outbox_id', 'in', …)`), so a month of events stays one statement and never a list

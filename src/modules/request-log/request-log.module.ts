@@ -13,6 +13,9 @@ import { RequestLogService, type LogMark } from './request-log.service.js';
 
 export type { BodyPolicy } from './request-log.capture.js';
 export type { RecorderCounts } from './request-log.recorder.js';
+export type { RequestLogService, RequestLogFilters, RequestLogPage } from './request-log.service.js';
+export type { RequestLogRow } from './request-log.repository.js';
+export { curlOf, API_KEY_PLACEHOLDER } from './request-log.codec.js';
 
 export interface RequestLogOptions {
   db: Kysely<DB>;
@@ -36,6 +39,8 @@ export interface RequestLogOptions {
 }
 
 export type RequestLogModule = FeatureModule<{
+  /** The log as its readers see it (GET /v2/request-logs, the dashboard's Logs page). */
+  logs: RequestLogService;
   /** Root `onResponse` hook (app.ts registers it): records each answered /v2 request of an account. */
   onResponse: (request: FastifyRequest, reply: FastifyReply) => void;
   counts: Readonly<RecorderCounts>;
@@ -106,6 +111,7 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
       },
     ],
     provides: {
+      logs: service,
       onResponse(request, reply) {
         if (!recorded(request)) return;
         try {

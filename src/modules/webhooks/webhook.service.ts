@@ -130,6 +130,11 @@ export class WebhookService {
     return this.#owned(principal, id);
   }
 
+  /** The webhook if this caller may act on it (owned or staff, its scopes covered): 404 or 403 otherwise. */
+  managed(principal: Principal, id: number): Promise<WebhookRecord> {
+    return this.#managed(principal, id);
+  }
+
   async update(principal: Principal, id: number, patch: WebhookPatch): Promise<WebhookRecord> {
     const webhook = await this.#managed(principal, id);
     const own = webhook.accountId === principal.accountId;
@@ -312,7 +317,7 @@ export class WebhookService {
 
 }
 
-function isStaff(principal: Principal): boolean {
+export function isStaff(principal: Principal): boolean {
   return principal.scopes.has('admin');
 }
 

@@ -21,11 +21,15 @@ import { WebhookSecretsRepository } from './webhook-secrets.repository.js';
 import { WebhookSecretsService } from './webhook-secrets.service.js';
 import type { WebhookSettings } from './webhook.settings.js';
 import type { OutboxEventsPort } from './webhooks.ports.js';
+import { EventDeliveryService } from './event-deliveries.service.js';
+import { EventDeliveriesRepository } from './event-deliveries.repository.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { WebhookSettings } from './webhook.settings.js';
 export type { ResealCounts, WebhookSecretsService } from './webhook-secrets.service.js';
 export type { WebhookService, DeadLetterQuery } from './webhook.service.js';
+export type { EventDeliveryService, EventWebhook } from './event-deliveries.service.js';
+export type { EventDelivery, ResendOutcome } from './event-deliveries.repository.js';
 export type { PagePosition, TwoWayPage } from '../../kernel/pagination.js';
 export { MAX_REPLAY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT } from './webhook.service.js';
 export { defaultAccountConcurrency } from './dispatch.rules.js';
@@ -75,6 +79,8 @@ export interface DeliveryBacklogReader {
 
 export type WebhooksModule = FeatureModule<{
   webhooks: WebhookService;
+  /** One event across the webhooks: their deliveries of it, and a resend to one (the dashboard's event page). */
+  eventDeliveries: EventDeliveryService;
   /** OAuth grants ended: the webhooks their tokens created are deleted in the caller's transaction (oauth's hook). */
   grantsEnded: (trx: Transaction<DB>, grantIds: readonly number[]) => Promise<void>;
   dispatcher: WebhookDispatcher;
@@ -100,7 +106,9 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const deliveries = new DeliveryRepository(db, options.outboxRows);
   const status = new DeliveryStatusRepository(db);
   const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log, clock });
-  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: new AttemptLogRepository(db, options.accounts, options.outboxRows), dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production', clock });
+  const attemptLog = new AttemptLogRepository(db, options.accounts, options.outboxRows);
+  const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: attemptLog, dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production', clock });
+  const eventDeliveries = new EventDeliveryService({ db, webhooks, records: webhookRepository, deliveries: new EventDeliveriesRepository(db), log: attemptLog, events: options.outboxRows, dispatcher, clock });
   let unsubscribe: (() => void) | undefined;
 
   const prune: Job = {
@@ -131,6 +139,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
     ],
     provides: {
       webhooks,
+      eventDeliveries,
       grantsEnded: async (trx, grantIds) => {
         await webhooks.endGrants(trx, grantIds);
       },

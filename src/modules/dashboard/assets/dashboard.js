@@ -10,3 +10,19 @@ document.addEventListener('click', (event) => {
     () => { button.textContent = 'Copy failed: select the text'; },
   );
 });
+
+// The live tail (Events, Logs): each answer of the held request brings the next poller (htmx
+// swaps it in). Should one fail, the tail polls every 2 s instead (wait=0: answered at once,
+// the server's next poller then waits 2 s before asking); without this file, the Refresh link.
+document.addEventListener('htmx:configRequest', (event) => {
+  const element = event.detail && event.detail.elt;
+  if (element instanceof Element && element.hasAttribute('data-tail-failed')) event.detail.parameters.wait = '0';
+});
+const tailFailed = (event) => {
+  const element = event.detail && event.detail.elt;
+  if (!(element instanceof Element) || !element.hasAttribute('data-tail')) return;
+  element.setAttribute('data-tail-failed', '');
+  setTimeout(() => element.dispatchEvent(new Event('tail-retry')), 2000);
+};
+document.addEventListener('htmx:responseError', tailFailed);
+document.addEventListener('htmx:sendError', tailFailed);
