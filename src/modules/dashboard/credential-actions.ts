@@ -47,6 +47,7 @@ export const OTHER_ACTIONS: readonly string[] = [
   '/dashboard/oauth-clients/:id/delete',
   '/dashboard/apps/:clientId/revoke',
   '/dashboard/orders/:id/advance',
+  '/dashboard/orders/new',
   '/dashboard/webhooks/:id/edit',
   '/dashboard/webhooks/:id/enable',
   '/dashboard/webhooks/:id/disable',

@@ -8,7 +8,8 @@ import type { AccountService, ApiKeyService, BrowserSession, BrowserSessionServi
 import type { OrderService } from '../orders/orders.module.js';
 import type { OAuthGrantService } from '../oauth/oauth.module.js';
 import type { BucketUsage } from '../limits/limits.module.js';
-import type { WebhookService } from '../webhooks/webhooks.module.js';
+import type { DeliveryInsightsService, WebhookService } from '../webhooks/webhooks.module.js';
+import type { RequestLogService } from '../request-log/request-log.module.js';
 import { type Clock } from '../../kernel/clock.js';
 
 /** What the dashboard's pages are built from: other modules' services, reached through their entries. */
@@ -28,6 +29,12 @@ export interface DashboardContext {
   usage: (accountId: number, plan: Plan) => Promise<BucketUsage[]>;
   webhooks: WebhookService;
   orders: OrderService;
+  /** Deliveries summed: of an order's events, and over the overview's window (webhooks module). */
+  deliveryInsights: DeliveryInsightsService;
+  /** The request log's reads (the overview's requests per hour). */
+  requestLogs: RequestLogService;
+  /** Cheeses a test order may pick (available, priced, in stock), by name (the catalogue). */
+  orderableCheeses: () => Promise<{ id: number; name: string; pricePerKg: number | null }[]>;
   oauthClients: OAuthClientService;
   /** The OAuth applications an account authorized (the oauth module). */
   grants: OAuthGrantService;

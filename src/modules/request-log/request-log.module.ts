@@ -13,6 +13,8 @@ import { RequestLogService, type LogMark } from './request-log.service.js';
 
 export type { BodyPolicy } from './request-log.capture.js';
 export type { RecorderCounts } from './request-log.recorder.js';
+export type { RequestLogService } from './request-log.service.js';
+export type { HourlyCount } from './request-log.repository.js';
 
 export interface RequestLogOptions {
   db: Kysely<DB>;
@@ -39,6 +41,8 @@ export type RequestLogModule = FeatureModule<{
   /** Root `onResponse` hook (app.ts registers it): records each answered /v2 request of an account. */
   onResponse: (request: FastifyRequest, reply: FastifyReply) => void;
   counts: Readonly<RecorderCounts>;
+  /** The log as its readers see it (the dashboard's pages). */
+  logs: RequestLogService;
   /** Writes what is queued (tests; the server's shutdown). */
   flush: () => Promise<void>;
   /** SIGTERM: held tails answer now. */
@@ -116,6 +120,7 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
         }
       },
       counts: recorder.counts,
+      logs: service,
       flush: () => recorder.flush(),
       drain: () => watcher.close(),
       close: async () => {

@@ -4,7 +4,7 @@ import { pollingOrder } from '../../kernel/log-polling.js';
 import { rowId, type CursorCodec } from '../../kernel/pagination.js';
 import type { Principal } from '../../kernel/principal.js';
 import { hasScope } from '../../kernel/scopes.js';
-import type { RequestLogQuery, RequestLogRepository, RequestLogRow } from './request-log.repository.js';
+import type { HourlyCount, RequestLogQuery, RequestLogRepository, RequestLogRow } from './request-log.repository.js';
 
 const CURSOR_KIND = 'request-logs';
 const POSITION_KIND = 'request-logs-position';
@@ -93,6 +93,16 @@ export class RequestLogService {
     const row = await this.options.repository.byRequestId(requestId, principal.scopes.has('admin') ? null : principal.accountId, principal.environment);
     if (!row) throw new NotFoundError(`No request ${requestId} in your request log (entries are kept REQUEST_LOG_RETENTION_DAYS).`);
     return row;
+  }
+
+  /**
+   * Requests of [from, to) per hour (UTC, `2026-11-29T04`) and status class (2 for 2xx): the
+   * caller's account's, every account's for staff; of the credential's environment only.
+   */
+  async hourly(principal: Principal, from: string, to: string): Promise<HourlyCount[]> {
+    this.#mayRead(principal);
+    const accountId = principal.scopes.has('admin') ? null : principal.accountId;
+    return this.options.repository.hourlyCounts(accountId, principal.environment, new Date(from).toISOString(), new Date(to).toISOString());
   }
 
   /** `now`: the log's head; `pos_…`: a place a page gave; otherwise a request id the caller may see. */

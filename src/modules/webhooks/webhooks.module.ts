@@ -1,3 +1,5 @@
+import { DeliveryInsightsRepository } from './delivery-insights.repository.js';
+import { DeliveryInsightsService } from './delivery-insights.service.js';
 import type { Kysely, OperandExpression, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
@@ -33,6 +35,7 @@ export type { AttemptDetail, AttemptFilter, AttemptView, DeadLetter, OutcomeFilt
 export type { LastAttempt, WebhookRecord } from './webhook.repository.js';
 export type { DeliveryBacklog } from './delivery-status.repository.js';
 export type { OutboxEventsPort } from './webhooks.ports.js';
+export type { DeliveryInsightsService, AttemptStats, FailedAttempt, ObjectDelivery } from './delivery-insights.service.js';
 
 
 export interface WebhooksOptions {
@@ -73,6 +76,8 @@ export interface DeliveryBacklogReader {
 
 export type WebhooksModule = FeatureModule<{
   webhooks: WebhookService;
+  /** Deliveries summed for the dashboard: of one object's events, and over a window (issue 31). */
+  insights: DeliveryInsightsService;
   /** OAuth grants ended: the webhooks their tokens created are deleted in the caller's transaction (oauth's hook). */
   grantsEnded: (trx: Transaction<DB>, grantIds: readonly number[]) => Promise<void>;
   dispatcher: WebhookDispatcher;
@@ -129,6 +134,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
     ],
     provides: {
       webhooks,
+      insights: new DeliveryInsightsService(new DeliveryInsightsRepository(db, options.outboxRows)),
       grantsEnded: async (trx, grantIds) => {
         await webhooks.endGrants(trx, grantIds);
       },
