@@ -65,7 +65,8 @@ export function orderRoutes(context: DashboardContext): FastifyPluginAsync {
 
     if (sandbox) await scope.register(testOrderRoutes(context));
 
-    scope.get('/orders/:id', { schema: { params: IdParams } }, async (request, reply) => {
+    // Digits only: any other word after /orders/ (`new` in production) is no page (404), not a bad id (400).
+    scope.get('/orders/:id(^\\d+$)', { schema: { params: IdParams } }, async (request, reply) => {
       const session = sessionOf(request);
       const { id } = request.params;
       // Another account's order is a 404 (the service's rule), as on /v2.
