@@ -26,6 +26,7 @@ export const PROCESS = [
   // Browsers (Debian's Chromium)
   'test/dashboard/dashboard-a11y.test.ts',
   'test/dashboard/dashboard-browser.test.ts',
+  'test/dashboard/dashboard-orders-browser.test.ts',
   'test/oauth/oauth-browser.test.ts',
   'test/platform/docs-browser.test.ts',
   // Server and CLI processes, the build, npm pack, tsc
