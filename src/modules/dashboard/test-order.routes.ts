@@ -7,8 +7,19 @@ import { orderPlacement, SHIPPING_METHODS } from '../orders/orders.module.js';
 import { layoutOf, sessionOf, type DashboardContext } from './dashboard.context.js';
 import { fieldWords, itemLines, linesOf, testOrderBody, type TestOrderFields, type TestOrderLine } from './test-order.js';
 
-const Lines = Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 })]));
-const TestOrderForm = Type.Object({ _csrf: Type.String(), cheese: Lines, kg: Lines, method: Type.Optional(Type.String({ maxLength: 40 })) });
+const Field = Type.Optional(Type.String({ maxLength: 200 }));
+/** Line n's cheese (an id) and weight as `cheese<n>` and `kg<n>`: one name per control, as HTML forms are best validated. */
+const TestOrderForm = Type.Object({
+  _csrf: Type.String(),
+  // As many as TEST_ORDER_LINES.
+  cheese1: Field,
+  kg1: Field,
+  cheese2: Field,
+  kg2: Field,
+  cheese3: Field,
+  kg3: Field,
+  method: Type.Optional(Type.String({ maxLength: 40 })),
+});
 
 const METHOD_NAMES: Record<string, string> = { standard: 'Standard (free)', temperature_controlled: 'Temperature controlled (12.00 USD)', express_chilled: 'Express chilled (25.00 USD)' };
 
