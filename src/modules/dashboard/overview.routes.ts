@@ -29,14 +29,13 @@ export function overviewRoutes(context: DashboardContext): FastifyPluginAsync {
       const { principal } = session;
       const now = clock.now();
       const window = trafficWindow(now);
-      const since = new Date(now - 24 * 3_600_000).toISOString();
       const plan = await context.accounts.planOf(session.accountId);
       const [usage, keys, webhooks, hourly, stats, failures] = await Promise.all([
         context.usage(session.accountId, plan),
         context.apiKeys.list(session.accountId),
         context.webhooks.summary(principal),
         context.requestLogs.hourly(principal, window.from, window.to),
-        context.deliveryInsights.stats(principal, since, window.to),
+        context.deliveryInsights.stats(principal, window.from, window.to),
         context.deliveryInsights.recentFailures(principal, FAILURES_SHOWN),
       ]);
       const rows = hourRows(hourly, window.firstHour);

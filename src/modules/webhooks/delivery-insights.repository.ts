@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { toIso } from '../../db/columns.js';
 import type { AttemptOutcome, DeliveryState } from './webhook.table.js';
@@ -16,14 +16,6 @@ export interface ObjectDelivery {
   lastAttempt: { id: number; outcome: AttemptOutcome; statusCode: number | null; latencyMs: number; createdAt: string } | null;
 }
 
-/** Attempts made in a window: how many, how many delivered, and the 95th percentile of their latency. */
-export interface AttemptStats {
-  attempts: number;
-  delivered: number;
-  /** Null when there was no attempt. */
-  p95LatencyMs: number | null;
-}
-
 export interface FailedAttempt {
   id: number;
   webhookId: number;
@@ -34,6 +26,10 @@ export interface FailedAttempt {
   error: string | null;
   createdAt: string;
 }
+
+const HOUR_MS = 3_600_000;
+/** How far out of order attempts' times may be (several dispatchers, clocks within the second). */
+const ARRIVAL_SLACK_MS = 60_000;
 
 /** Most deliveries one object's events list (a busy order has a handful of events times a few webhooks). */
 const MAX_OBJECT_DELIVERIES = 100;
@@ -80,17 +76,39 @@ export class DeliveryInsightsRepository {
     });
   }
 
-  /** Attempts made in [from, to): counted in one statement, the p95 read as one row at its rank (both dialects, no percentile function). */
-  async stats(accountId: number | null, from: string, to: string): Promise<AttemptStats> {
-    const counts = await this.#window(accountId, from, to)
-      .select((eb) => [eb.fn.countAll<number | string>().as('n'), eb.fn.sum<number | string | null>(sql`case when a.outcome = 'delivered' then 1 else 0 end`).as('ok')])
-      .executeTakeFirstOrThrow();
-    const attempts = Number(counts.n);
-    if (attempts === 0) return { attempts: 0, delivered: 0, p95LatencyMs: null };
-    // Nearest rank: the smallest latency at least 95% of the attempts are at or under.
-    const rank = Math.ceil(0.95 * attempts) - 1;
-    const p95 = await this.#window(accountId, from, to).select('a.latency_ms').orderBy('a.latency_ms').limit(1).offset(rank).executeTakeFirst();
-    return { attempts, delivered: Number(counts.ok ?? 0), p95LatencyMs: p95 ? Number(p95.latency_ms) : null };
+  /**
+   * The outcome and latency of every attempt made in [from, to), by the hour it was made in
+   * (epoch ms of the hour's start). No index on the time: ids follow the order attempts are
+   * made in, so the window's first id is found by bisecting the primary key, and the read
+   * starts there.
+   */
+  async attemptsByHour(accountId: number | null, from: string, to: string): Promise<Map<number, { delivered: boolean; latencyMs: number }[]>> {
+    const firstId = await this.#firstIdAtOrAfter(new Date(Date.parse(from) - ARRIVAL_SLACK_MS).toISOString());
+    const byHour = new Map<number, { delivered: boolean; latencyMs: number }[]>();
+    if (firstId === null) return byHour;
+    const rows = await this.#window(accountId, from, to).where('a.id', '>=', firstId).select(['a.created_at', 'a.outcome', 'a.latency_ms']).execute();
+    for (const row of rows) {
+      const hour = Math.floor(Date.parse(toIso(row.created_at)) / HOUR_MS) * HOUR_MS;
+      const list = byHour.get(hour) ?? byHour.set(hour, []).get(hour)!;
+      list.push({ delivered: row.outcome === 'delivered', latencyMs: Number(row.latency_ms) });
+    }
+    return byHour;
+  }
+
+  /** The lowest attempt id made at or after `at` (ids in the order attempts are made); null when none is. */
+  async #firstIdAtOrAfter(at: string): Promise<number | null> {
+    const bounds = await this.db.selectFrom('webhook_attempts').select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')]).executeTakeFirst();
+    if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return null;
+    let lo = Number(bounds.lo);
+    let hi = Number(bounds.hi) + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const row = await this.db.selectFrom('webhook_attempts').select(['id', 'created_at']).where('id', '>=', mid).orderBy('id').limit(1).executeTakeFirst();
+      if (!row) hi = mid;
+      else if (toIso(row.created_at) < at) lo = Number(row.id) + 1;
+      else hi = mid;
+    }
+    return lo > Number(bounds.hi) ? null : lo;
   }
 
   /** The newest attempts that did not deliver (failed, or the last before a dead letter). */
