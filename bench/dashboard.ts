@@ -183,13 +183,15 @@ async function main(): Promise<void> {
         server.push(page.serverMs);
         client.push(page.clientMs);
       }
+      // The first view pays what later ones find kept (the overview's closed hours).
+      const first = server[0]!;
       server.sort((a, b) => a - b);
       client.sort((a, b) => a - b);
       worst = Math.max(worst, percentile(server, 95));
-      rows.push([name, fmt(percentile(server, 50), 1), fmt(percentile(server, 95), 1), fmt(percentile(client, 95), 1)]);
+      rows.push([name, fmt(first, 1), fmt(percentile(server, 50), 1), fmt(percentile(server, 95), 1), fmt(percentile(client, 95), 1)]);
     }
     console.log(`\nDashboard pages, ${databaseUrl ? 'PostgreSQL' : 'SQLite'}, ${EVENTS * ATTEMPTS_PER_EVENT} attempts in the log, ${args['log-entries']} request-log entries over ${args['log-hours']} h, ${REQUESTS} sequential GETs per page (ms)\n`);
-    console.log(table(['page', 'server p50', 'server p95', 'client p95'], rows, [false, true, true, true]));
+    console.log(table(['page', 'server, first GET', 'server p50', 'server p95', 'client p95'], rows, [false, true, true, true, true]));
     console.log(`\nslowest page p95 (server): ${fmt(worst, 1)} ms ${worst < 50 ? '(under the 50 ms bar)' : '(OVER the 50 ms bar)'}`);
   } finally {
     await cleanup();

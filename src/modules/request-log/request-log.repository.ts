@@ -127,6 +127,20 @@ export class RequestLogRepository {
 
   /** The lowest id written at or after `at` (by arrival order), bisecting the ids; null when none is. */
   async #firstIdAtOrAfter(at: string): Promise<number | null> {
+    // Found once per instant: ids only grow, so the first id at or after a past instant stays it.
+    const known = this.#firstIds.get(at);
+    if (known !== undefined) return known;
+    const found = await this.#bisect(at);
+    if (found !== null) {
+      this.#firstIds.set(at, found);
+      if (this.#firstIds.size > 100) this.#firstIds.delete(this.#firstIds.keys().next().value!);
+    }
+    return found;
+  }
+
+  readonly #firstIds = new Map<string, number>();
+
+  async #bisect(at: string): Promise<number | null> {
     const bounds = await this.db.selectFrom('request_logs').select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')]).executeTakeFirst();
     if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return null;
     let lo = Number(bounds.lo);
