@@ -84,6 +84,25 @@ describe.skipIf(!available)('orders in a browser', () => {
     }, 60_000);
   }
 
+  it('fits a phone (390x844) and a laptop (1280x800): the overview, the Orders page, the form and an order\'s page are no wider than the viewport', async () => {
+    const { page, failures } = await customerPage();
+    await page.goto(`${base}/dashboard/orders/new`);
+    await page.getByRole('combobox', { name: 'Cheese', exact: true }).selectOption({ index: 1 });
+    await page.getByRole('textbox', { name: 'Weight (kg)', exact: true }).fill('1');
+    await page.getByRole('button', { name: 'Create test order' }).click();
+    await page.waitForURL(/\/dashboard\/orders\/\d+$/);
+    const order = new URL(page.url()).pathname;
+    for (const size of [{ width: 390, height: 844 }, { width: 1280, height: 800 }]) {
+      await page.setViewportSize(size);
+      for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/orders/new', order]) {
+        await page.goto(`${base}${path}`);
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        expect(width, `${path} at ${size.width}px`).toBeLessThanOrEqual(size.width);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 60_000);
+
   it('draws the overview\'s charts as inline SVG, each named by its summary, with the numbers in a table', async () => {
     const { page, failures } = await customerPage();
     await page.goto(`${base}/dashboard`);
