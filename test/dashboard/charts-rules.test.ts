@@ -19,14 +19,14 @@ describe('niceMax', () => {
 describe('stackedBarChart', () => {
   it('stacks each column\'s series bottom up, in proportion to the axis top, and labels the ticked columns', () => {
     const svg = stackedBarChart({ labelledBy: 'summary', series, columns: [{ label: 'a', tick: true, values: [6, 4] }, { label: 'b', values: [0, 5] }], width: 240, height: 130 });
-    // Plot: x 40..232 (192 wide, 96 per column), y 8..108 (100 high); the top is 10.
+    // Plot: x 48..232 (184 wide, 92 per column), y 8..108 (100 high); the top is 10.
     expect(rects(svg)).toEqual([
-      { cls: 'chart-2xx', x: 49.6, y: 48, w: 76.8, h: 60 },
-      { cls: 'chart-4xx', x: 49.6, y: 8, w: 76.8, h: 40 },
+      { cls: 'chart-2xx', x: 57.2, y: 48, w: 73.6, h: 60 },
+      { cls: 'chart-4xx', x: 57.2, y: 8, w: 73.6, h: 40 },
       // A zero draws nothing; the next series starts at the baseline.
-      { cls: 'chart-4xx', x: 145.6, y: 58, w: 76.8, h: 50 },
+      { cls: 'chart-4xx', x: 149.2, y: 58, w: 73.6, h: 50 },
     ]);
-    expect(svg).toContain('<text class="chart-label" x="88" y="124" text-anchor="middle">a</text>');
+    expect(svg).toContain('<text class="chart-label" x="94" y="124" text-anchor="middle">a</text>');
     expect(svg).not.toContain('>b</text>');
     expect(svg).toContain('text-anchor="end">10</text>');
     expect(svg.startsWith('<svg class="chart" role="img" aria-labelledby="summary" viewBox="0 0 240 130" focusable="false">')).toBe(true);

@@ -96,7 +96,7 @@ describe.skipIf(!available)('orders in a browser', () => {
       await page.setViewportSize(size);
       for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/orders/new', order]) {
         await page.goto(`${base}${path}`);
-        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        const width = await page.locator('html').evaluate((html) => html.scrollWidth);
         expect(width, `${path} at ${size.width}px`).toBeLessThanOrEqual(size.width);
       }
     }

@@ -50,7 +50,7 @@ export function niceMax(max: number): number {
   return 10 * power;
 }
 
-const PAD = { left: 40, right: 8, top: 8, bottom: 22 };
+const PAD = { left: 48, right: 8, top: 8, bottom: 22 };
 
 /**
  * Columns of stacked rectangles (one per series, bottom up), a baseline, the axis's top value

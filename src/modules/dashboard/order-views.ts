@@ -53,7 +53,7 @@ export function detailOf(detail: OrderDetail, deliveries: readonly ObjectDeliver
     badge: statusBadge(order.status),
     advanceTo: sandbox ? nextStatus(order.status) : null,
     placed: when(order.createdAt, now),
-    timeline: detail.timeline.map((step) => ({ name: STEP_NAMES[step.status] ?? step.status, badge: statusBadge(step.status), at: when(step.at, now), note: step.note })),
+    timeline: detail.timeline.map((step) => ({ name: STEP_NAMES[step.status] ?? step.status, at: when(step.at, now), note: step.note })),
     items: order.items.map((item) => ({
       name: item.cheeseName,
       slug: item.cheeseSlug,
