@@ -28,6 +28,7 @@ export const PROCESS = [
   'test/dashboard/dashboard-browser.test.ts',
   'test/dashboard/dashboard-layout.test.ts',
   'test/dashboard/dashboard-live.test.ts',
+  'test/dashboard/dashboard-orders-browser.test.ts',
   'test/oauth/oauth-browser.test.ts',
   'test/platform/docs-browser.test.ts',
   // Server and CLI processes, the build, npm pack, tsc

@@ -220,6 +220,8 @@ export function createModules(
     eventDeliveries: webhooks.provides.eventDeliveries,
     requestLogs: requestLog.provides.logs,
     orders: orders.provides.orders,
+    deliveryInsights: webhooks.provides.insights,
+    orderableCheeses: async () => (await catalogue.provides.cheeses.profiles(db)).filter((cheese) => cheese.orderable).map(({ id, name, pricePerKg }) => ({ id, name, pricePerKg })),
     oauthClients: identity.provides.oauthClients,
     grants: oauth.provides.grants,
     clock,

@@ -19,7 +19,8 @@ const validator = new HtmlValidate({ extends: ['html-validate:recommended'], rul
 /** Follows every link to a dashboard page from the overview on (at most 80 pages), validating each. */
 async function crawl(browser: FormBrowser): Promise<{ pages: string[]; problems: string[] }> {
   const seen = new Set<string>();
-  const queue = ['/dashboard'];
+  // The test order's form is reached by a button (a GET form), not a link.
+  const queue = ['/dashboard', '/dashboard/orders/new'];
   const problems: string[] = [];
   while (queue.length > 0 && seen.size < 80) {
     const path = queue.shift()!;
@@ -48,6 +49,19 @@ async function withData(browser: FormBrowser) {
   expect(hook).toBeDefined();
   await browser.get(`/dashboard/webhooks/${hook}`);
   expect((await browser.post(`/dashboard/webhooks/${hook}/test`)).status).toBe(303);
+  // A test order (its page is linked from the list), and the form refusing a weight.
+  const form = await browser.get('/dashboard/orders/new');
+  const cheese = /<option value="(\d+)">/.exec(form.html)?.[1];
+  expect(cheese).toBeDefined();
+  const refused = await browser.post('/dashboard/orders/new', { cheese1: cheese!, kg1: '0.07' });
+  expect(refused.status).toBe(422);
+  expect(await problemsOf(refused.html)).toEqual([]);
+  expect((await browser.post('/dashboard/orders/new', { cheese1: cheese!, kg1: '1' })).status).toBe(303);
+}
+
+async function problemsOf(html: string): Promise<string[]> {
+  const report = await validator.validateString(html);
+  return report.results.flatMap((r) => r.messages.map((m) => `${m.line}:${m.column} ${m.ruleId}: ${m.message}`));
 }
 
 describe('every page is valid HTML', () => {
@@ -70,6 +84,7 @@ describe('every page is valid HTML', () => {
     expect(full.pages.filter((path) => /^\/dashboard\/events\/evt_/.test(path)), full.pages.join(' ')).not.toEqual([]);
     expect(full.pages.filter((path) => /^\/dashboard\/logs\/[^?]/.test(path)), full.pages.join(' ')).not.toEqual([]);
     expect(full.pages.filter((path) => /^\/dashboard\/webhooks\/\d+\/deliveries\/\d+/.test(path)), full.pages.join(' ')).not.toEqual([]);
+    expect(full.pages.filter((path) => /^\/dashboard\/orders\/\d+$/.test(path)), full.pages.join(' ')).not.toEqual([]);
   }, 60_000);
 
   it('for staff', async () => {

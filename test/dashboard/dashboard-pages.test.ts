@@ -70,7 +70,7 @@ async function placeOrder(app: TestApp, adminKey: string, customer: { username: 
 const statusOf = async (app: TestApp, id: number) => (await app.database.db.selectFrom('orders').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 const eventsOf = (app: TestApp, id: number) => app.database.db.selectFrom('outbox').select('type').where('aggregate_type', '=', 'order').where('aggregate_id', '=', String(id)).orderBy('id').execute();
 /** Whether the page's table has a row for the order (its row header). */
-const lists = (page: Page, id: number) => page.html.includes(`<th scope="row">#${id}</th>`);
+const lists = (page: Page, id: number) => page.html.includes(`<th scope="row"><a href="/dashboard/orders/${id}">#${id}</a></th>`);
 const advanceButtons = (page: Page) => [...page.html.matchAll(/action="\/dashboard\/orders\/(\d+)\/advance"/g)].map((m) => Number(m[1]));
 
 describe('events', () => {

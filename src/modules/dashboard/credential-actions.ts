@@ -48,6 +48,7 @@ export const OTHER_ACTIONS: readonly string[] = [
   '/dashboard/apps/:clientId/revoke',
   '/dashboard/orders/:id/advance',
   '/dashboard/events/:id/resend',
+  '/dashboard/orders/new',
   '/dashboard/webhooks/:id/edit',
   '/dashboard/webhooks/:id/enable',
   '/dashboard/webhooks/:id/disable',

@@ -8,7 +8,7 @@ import type { AccountService, ApiKeyService, BrowserSession, BrowserSessionServi
 import type { OrderService } from '../orders/orders.module.js';
 import type { OAuthGrantService } from '../oauth/oauth.module.js';
 import type { BucketUsage } from '../limits/limits.module.js';
-import type { EventDeliveryService, WebhookService } from '../webhooks/webhooks.module.js';
+import type { DeliveryInsightsService, EventDeliveryService, WebhookService } from '../webhooks/webhooks.module.js';
 import type { EventService } from '../events/events.module.js';
 import type { RequestLogService } from '../request-log/request-log.module.js';
 import { type Clock } from '../../kernel/clock.js';
@@ -32,9 +32,13 @@ export interface DashboardContext {
   /** The event log (GET /v2/events), and one event across the webhooks (its deliveries, Resend). */
   events: EventService;
   eventDeliveries: EventDeliveryService;
-  /** The request log (GET /v2/request-logs). */
+  /** The request log (GET /v2/request-logs; the overview's requests per hour). */
   requestLogs: RequestLogService;
   orders: OrderService;
+  /** Deliveries summed: of an order's events, and over the overview's window (webhooks module). */
+  deliveryInsights: DeliveryInsightsService;
+  /** Cheeses a test order may pick (available, priced, in stock), by name (the catalogue). */
+  orderableCheeses: () => Promise<{ id: number; name: string; pricePerKg: number | null }[]>;
   oauthClients: OAuthClientService;
   /** The OAuth applications an account authorized (the oauth module). */
   grants: OAuthGrantService;

@@ -106,3 +106,18 @@ export function kilogramsToGrams(kg: number): { grams: number } | { problem: str
   if (grams < 100 || grams > 100_000) return { problem: 'must be between 0.1 and 100 kg' };
   return { grams };
 }
+
+/** The status the next automatic step leads to (what the sandbox advance does), or null when none. */
+export function nextStatus(status: OrderStatus): OrderStatus | null {
+  const step = nextStep(status);
+  return step === null ? null : TRANSITIONS[step].to;
+}
+
+/** Where the order's payment stands: authorised at placement, captured on approval, voided on cancellation. */
+export type PaymentState = 'authorised' | 'captured' | 'voided';
+
+export function paymentState(status: OrderStatus): PaymentState {
+  if (status === 'placed') return 'authorised';
+  if (status === 'cancelled') return 'voided';
+  return 'captured';
+}

@@ -9,7 +9,7 @@ import type { OrderPlacement } from './order.placement.js';
 import type { OrderLifecycle } from './order.lifecycle.js';
 import { toOrderView } from './order.mapper.js';
 import { SANDBOX_CITY, type OrderRecord, type OrderRepository } from './order.repository.js';
-import { nextStep, triggerFor, triggersTo } from './order.rules.js';
+import { nextStep, paymentState, triggerFor, triggersTo, type PaymentState } from './order.rules.js';
 import { ownerPatchChanges } from './order.input.js';
 import type { Placement } from './order.placement.js';
 import type { OrderPatchBody, OrderView, TrackingView } from './order.schema.js';
@@ -18,6 +18,14 @@ import { toIso } from '../../db/columns.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { Placement, PlacementLine } from './order.placement.js';
+
+/** An order with its status history and payment (the dashboard's order page). */
+export interface OrderDetail {
+  order: OrderView;
+  /** Every status it has had, oldest first, with when and why. */
+  timeline: { status: OrderStatus; at: string; note: string | null }[];
+  payment: { state: PaymentState; reference: string | null };
+}
 
 export interface OrderQuery {
   limit: number;
@@ -75,6 +83,18 @@ export class OrderService {
 
   async get(id: number, principal: Principal): Promise<OrderView> {
     return this.#view(this.options.db, await this.#visible(this.options.db, id, principal));
+  }
+
+  /** The order, its status history and payment, if the principal may see it (another's is a 404). */
+  async detail(id: number, principal: Principal): Promise<OrderDetail> {
+    const { db, orders } = this.options;
+    const record = await this.#visible(db, id, principal);
+    const [order, timeline] = await Promise.all([this.#view(db, record), orders.timeline(db, id)]);
+    return {
+      order,
+      timeline: timeline.map((change) => ({ status: change.status, at: toIso(change.at), note: change.note })),
+      payment: { state: paymentState(record.status), reference: record.payment_reference },
+    };
   }
 
   async list(principal: Principal, query: OrderQuery): Promise<Page<OrderView>> {

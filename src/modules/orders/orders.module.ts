@@ -24,7 +24,12 @@ import { systemClock, type Clock } from '../../kernel/clock.js';
 
 export type { PaymentGateway, Courier } from './order.adapters.js';
 export type { StepDelays } from './order.lifecycle.js';
-export type { OrderService } from './order.service.js';
+export type { OrderService, OrderDetail } from './order.service.js';
+export { nextStatus, type PaymentState } from './order.rules.js';
+export { orderPlacement } from './order.input.js';
+export type { OrderInputBody } from './order.schema.js';
+export { SANDBOX_CITY } from './order.repository.js';
+export { SHIPPING_METHODS, type OrderStatus, type ShippingMethod } from './order.table.js';
 
 export interface OrdersOptions {
   db: Kysely<DB>;

@@ -8,6 +8,8 @@ export interface EventSelection {
   from?: string;
   to?: string;
   eventIds?: readonly string[];
+  /** The events about one object (`order` 42), over the outbox's object index. */
+  object?: { type: string; id: string };
 }
 
 /**
@@ -50,6 +52,7 @@ export class OutboxRowRepository {
     if (selection.from !== undefined) events = events.where('created_at', '>=', selection.from);
     if (selection.to !== undefined) events = events.where('created_at', '<', selection.to);
     if (selection.eventIds !== undefined) events = events.where('event_id', 'in', [...selection.eventIds]);
+    if (selection.object !== undefined) events = events.where('aggregate_type', '=', selection.object.type).where('aggregate_id', '=', selection.object.id);
     return events;
   }
 }

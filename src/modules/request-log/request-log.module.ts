@@ -16,6 +16,7 @@ export type { RecorderCounts } from './request-log.recorder.js';
 export type { RequestLogService, RequestLogFilters, RequestLogPage } from './request-log.service.js';
 export type { RequestLogRow } from './request-log.repository.js';
 export { curlOf, API_KEY_PLACEHOLDER } from './request-log.codec.js';
+export type { HourlyCount } from './request-log.repository.js';
 
 export interface RequestLogOptions {
   db: Kysely<DB>;

@@ -57,6 +57,19 @@ export interface RequestLogQuery {
   limit: number;
 }
 
+/** Requests of one hour (`2026-11-29T04`, UTC) and status class (2 for 2xx…). */
+export interface HourlyCount {
+  hour: string;
+  statusClass: number;
+  count: number;
+}
+
+/**
+ * How far out of arrival order an entry's time may be (instances batch for 100 ms; their clocks
+ * agree to the second): the time window's first id is looked for this much earlier.
+ */
+const ARRIVAL_SLACK_MS = 60_000;
+
 const fromRow = (row: Selectable<RequestLogTable>): RequestLogRow => ({ ...row, id: Number(row.id), account_id: Number(row.account_id), status: Number(row.status), duration_ms: Number(row.duration_ms), created_at: toIso(row.created_at) });
 
 /**
@@ -109,6 +122,59 @@ export class RequestLogRepository {
     if (accountId !== null) select = select.where('account_id', '=', accountId);
     const row = await select.orderBy('id', 'desc').limit(1).executeTakeFirst();
     return row && fromRow(row);
+  }
+
+  /**
+   * Entries of [from, to) counted per hour and status class, for one account or every account
+   * (null), in one environment. There is no index on the time (every index costs every request):
+   * ids follow arrival, so the window's first id is found by bisecting the primary key, and the
+   * count reads from there on (the account's (account_id, id) index, or the key itself).
+   */
+  async hourlyCounts(accountId: number | null, environment: string, from: string, to: string): Promise<HourlyCount[]> {
+    const firstId = await this.#firstIdAtOrAfter(new Date(Date.parse(from) - ARRIVAL_SLACK_MS).toISOString());
+    if (firstId === null) return [];
+    const hour = isPostgres(this.db) ? sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24')` : sql<string>`substr(created_at, 1, 13)`;
+    let select = this.db
+      .selectFrom('request_logs')
+      .select([hour.as('hour'), sql<number>`status / 100`.as('status_class'), (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('id', '>=', firstId)
+      .where('environment', '=', environment)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', to);
+    if (accountId !== null) select = select.where('account_id', '=', accountId);
+    const rows = await select.groupBy([hour, sql`status / 100`]).execute();
+    return rows.map((row) => ({ hour: row.hour, statusClass: Number(row.status_class), count: Number(row.n) }));
+  }
+
+  /** The lowest id written at or after `at` (by arrival order), bisecting the ids; null when none is. */
+  async #firstIdAtOrAfter(at: string): Promise<number | null> {
+    // Found once per instant: ids only grow, so the first id at or after a past instant stays it.
+    const known = this.#firstIds.get(at);
+    if (known !== undefined) return known;
+    const found = await this.#bisect(at);
+    if (found !== null) {
+      this.#firstIds.set(at, found);
+      if (this.#firstIds.size > 100) this.#firstIds.delete(this.#firstIds.keys().next().value!);
+    }
+    return found;
+  }
+
+  readonly #firstIds = new Map<string, number>();
+
+  async #bisect(at: string): Promise<number | null> {
+    const bounds = await this.db.selectFrom('request_logs').select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')]).executeTakeFirst();
+    if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return null;
+    let lo = Number(bounds.lo);
+    let hi = Number(bounds.hi) + 1;
+    // Invariant: every id below lo is older than `at`; the entry at or after hi (if any) is not.
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const row = await this.db.selectFrom('request_logs').select(['id', 'created_at']).where('id', '>=', mid).orderBy('id').limit(1).executeTakeFirst();
+      if (!row) hi = mid;
+      else if (toIso(row.created_at) < at) lo = Number(row.id) + 1;
+      else hi = mid;
+    }
+    return lo > Number(bounds.hi) ? null : lo;
   }
 
   /** The last id written (0 when the log is empty). */

@@ -4,7 +4,8 @@ import { pollingOrder } from '../../kernel/log-polling.js';
 import { rowId, type CursorCodec } from '../../kernel/pagination.js';
 import type { Principal } from '../../kernel/principal.js';
 import { hasScope } from '../../kernel/scopes.js';
-import type { RequestLogQuery, RequestLogRepository, RequestLogRow } from './request-log.repository.js';
+import { ClosedHours, HOUR_MS } from '../../kernel/closed-hours.js';
+import type { HourlyCount, RequestLogQuery, RequestLogRepository, RequestLogRow } from './request-log.repository.js';
 
 const CURSOR_KIND = 'request-logs';
 const POSITION_KIND = 'request-logs-position';
@@ -49,6 +50,9 @@ export interface LogMark {
  * place (`after`), held while nothing is new (`wait`), as the event log is.
  */
 export class RequestLogService {
+  /** The hourly counts of closed hours, per reader's scope (kernel/closed-hours.ts). */
+  readonly #hours = new ClosedHours<HourlyCount[]>();
+
   constructor(private readonly options: { repository: RequestLogRepository; cursors: CursorCodec; watcher: HeadWatcher<LogMark, number> }) {}
 
   async list(principal: Principal, filters: RequestLogFilters, clientGone?: AbortSignal): Promise<RequestLogPage> {
@@ -93,6 +97,28 @@ export class RequestLogService {
     const row = await this.options.repository.byRequestId(requestId, principal.scopes.has('admin') ? null : principal.accountId, principal.environment);
     if (!row) throw new NotFoundError(`No request ${requestId} in your request log (entries are kept REQUEST_LOG_RETENTION_DAYS).`);
     return row;
+  }
+
+  /**
+   * Requests of [from, to) per hour (UTC, `2026-11-29T04`) and status class (2 for 2xx): the
+   * caller's account's, every account's for staff; of the credential's environment only.
+   */
+  async hourly(principal: Principal, from: string, to: string): Promise<HourlyCount[]> {
+    this.#mayRead(principal);
+    const accountId = principal.scopes.has('admin') ? null : principal.accountId;
+    const environment = principal.environment;
+    const start = Math.floor(Date.parse(from) / HOUR_MS) * HOUR_MS;
+    const read = async (readFrom: number, readTo: number) => {
+      const counts = await this.options.repository.hourlyCounts(accountId, environment, new Date(readFrom).toISOString(), new Date(readTo).toISOString());
+      const byHour = new Map<number, HourlyCount[]>();
+      for (const count of counts) {
+        const hour = Date.parse(`${count.hour}:00:00.000Z`);
+        byHour.set(hour, [...(byHour.get(hour) ?? []), count]);
+      }
+      return byHour;
+    };
+    const hours = await this.#hours.hours(`${accountId ?? '*'} ${environment}`, start, Date.parse(to), read, () => []);
+    return [...hours.values()].flat();
   }
 
   /** `now`: the log's head; `pos_…`: a place a page gave; otherwise a request id the caller may see. */

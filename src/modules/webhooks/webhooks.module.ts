@@ -1,3 +1,5 @@
+import { DeliveryInsightsRepository } from './delivery-insights.repository.js';
+import { DeliveryInsightsService } from './delivery-insights.service.js';
 import type { Kysely, OperandExpression, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { CheeseEnv } from '../../kernel/environment.js';
@@ -39,6 +41,7 @@ export type { AttemptDetail, AttemptFilter, AttemptView, DeadLetter, OutcomeFilt
 export type { LastAttempt, WebhookRecord } from './webhook.repository.js';
 export type { DeliveryBacklog } from './delivery-status.repository.js';
 export type { OutboxEventsPort } from './webhooks.ports.js';
+export type { DeliveryInsightsService, AttemptStats, FailedAttempt, ObjectDelivery } from './delivery-insights.service.js';
 
 
 export interface WebhooksOptions {
@@ -81,6 +84,8 @@ export type WebhooksModule = FeatureModule<{
   webhooks: WebhookService;
   /** One event across the webhooks: their deliveries of it, and a resend to one (the dashboard's event page). */
   eventDeliveries: EventDeliveryService;
+  /** Deliveries summed for the dashboard: of one object's events, and over a window (issue 31). */
+  insights: DeliveryInsightsService;
   /** OAuth grants ended: the webhooks their tokens created are deleted in the caller's transaction (oauth's hook). */
   grantsEnded: (trx: Transaction<DB>, grantIds: readonly number[]) => Promise<void>;
   dispatcher: WebhookDispatcher;
@@ -140,6 +145,7 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
     provides: {
       webhooks,
       eventDeliveries,
+      insights: new DeliveryInsightsService(new DeliveryInsightsRepository(db, options.outboxRows)),
       grantsEnded: async (trx, grantIds) => {
         await webhooks.endGrants(trx, grantIds);
       },
