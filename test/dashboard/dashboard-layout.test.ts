@@ -27,6 +27,8 @@ interface Data {
   order: number;
   app: string;
   client: number;
+  event: string;
+  log: string;
 }
 type Who = 'visitor' | 'customer' | 'staff';
 
@@ -51,7 +53,13 @@ const PAGES: { who: Who; path: (d: Data) => string; status?: number }[] = [
   { who: 'customer', path: (d) => `/dashboard/webhooks/${d.failing}/dead-letters` },
   { who: 'customer', path: (d) => `/dashboard/webhooks/dead-letters/replay-all?webhook=${d.failing}` },
   { who: 'customer', path: () => '/dashboard/events' },
+  { who: 'customer', path: () => '/dashboard/events/kinds' },
+  { who: 'customer', path: (d) => d.event },
+  { who: 'customer', path: () => '/dashboard/logs' },
+  { who: 'customer', path: (d) => d.log },
   { who: 'customer', path: () => '/dashboard/orders' },
+  { who: 'customer', path: (d) => `/dashboard/orders/${d.order}` },
+  { who: 'customer', path: () => '/dashboard/orders/new' },
   { who: 'customer', path: () => '/dashboard/apps' },
   { who: 'customer', path: (d) => `/dashboard/apps/${d.app}/revoke` },
   { who: 'customer', path: () => '/dashboard/no-such-page', status: 404 },
@@ -61,6 +69,8 @@ const PAGES: { who: Who; path: (d: Data) => string; status?: number }[] = [
   { who: 'staff', path: () => '/dashboard/webhooks/dead-letters' },
   { who: 'staff', path: () => '/dashboard/orders' },
   { who: 'staff', path: () => '/dashboard/events' },
+  { who: 'staff', path: () => '/dashboard/logs' },
+  { who: 'staff', path: (d) => `/dashboard/orders/${d.order}` },
   { who: 'staff', path: () => '/dashboard/oauth-clients' },
   { who: 'staff', path: () => '/dashboard/oauth-clients/new' },
   { who: 'staff', path: (d) => `/dashboard/oauth-clients/${d.client}/delete` },
@@ -119,6 +129,11 @@ beforeAll(async () => {
   const attempt = await hrefOf(page, /^Details/);
   await page.goto(`${base}/dashboard/webhooks/${failing.id}/deliveries`);
   const deadAttempt = await hrefOf(page, /^Details/);
+  await page.goto(`${base}/dashboard/events`);
+  const event = await hrefOf(page, /^Details of order\./);
+  await t.app.modules.requestLog.provides.flush();
+  await page.goto(`${base}/dashboard/logs`);
+  const log = await hrefOf(page, /\(request /);
 
   const staffKey = await t.key(['admin']);
   const redirectUri = 'http://127.0.0.1:9/a/rather/long/callback/path/for/an/application';
@@ -127,7 +142,7 @@ beforeAll(async () => {
   for (const [name, value] of Object.entries({ response_type: 'code', client_id: client.clientId, redirect_uri: redirectUri, scope: 'read:profile read:orders', state: 'layout' })) authorize.searchParams.set(name, value);
   expect((await authorizeThroughForms(authorize, customer.username, customer.password)).status).toBe(303);
   await context.close();
-  data = { key, hook: hook.id, failing: failing.id, attempt, deadAttempt, order, app: client.clientId, client: Number(client.id) };
+  data = { key, hook: hook.id, failing: failing.id, attempt, deadAttempt, order, app: client.clientId, client: Number(client.id), event, log };
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
