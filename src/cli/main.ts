@@ -40,7 +40,7 @@ async function run(argv: string[]): Promise<void> {
     throw new UsageError('--password is refused: a password in the arguments lands in the shell history and `ps`. Pipe it with --password-stdin, or omit both to have one generated');
   }
   if (command.noDatabase) {
-    await command.run({} as Context);
+    await command.run({ values } as Context);
     return;
   }
   const [{ loadConfig }, { openDatabase }] = await Promise.all([import('../config.js'), import('../db/database.js')]);

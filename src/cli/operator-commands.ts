@@ -25,6 +25,7 @@ export const OPTIONS = {
   /** Refused with a message: a password in the arguments lands in shell history and `ps`. */
   password: { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
+  file: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -126,6 +127,16 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       const { removeFixtures, describeFixtures, hasFixtures } = await import('../fixtures.js');
       const removed = await removeFixtures(context.database, await context.modules(), context.config.env);
       console.log(hasFixtures(removed) ? `removed ${describeFixtures(removed)}` : 'no development fixtures found: nothing removed');
+    },
+  },
+  'secrets init': {
+    usage: 'secrets init [--file deploy/secrets.env]',
+    help: 'write the deployment\'s secrets file once (APP_SECRET, ADMIN_PASSWORD, POSTGRES_PASSWORD; mode 0600) for `docker compose --env-file`: an existing file is kept as it is, so running it again changes nothing. Prints the path, never a secret. Needs no configuration or database',
+    noDatabase: true,
+    async run(context) {
+      const { DEFAULT_SECRETS_FILE, initSecrets } = await import('./secrets-init.js');
+      const outcome = initSecrets(context.values.file ?? DEFAULT_SECRETS_FILE, process.env.ADMIN_USERNAME || 'admin');
+      console.log('written' in outcome ? `wrote ${outcome.written} (mode 0600): APP_SECRET, ADMIN_PASSWORD, POSTGRES_PASSWORD; keep it and back it up` : `${outcome.kept} exists: kept unchanged (no secret was made)`);
     },
   },
   'secrets re-encrypt': {

@@ -19,6 +19,7 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 interface Service {
   image?: string;
   build?: unknown;
+  pull_policy?: string;
   command?: string[] | string;
   environment?: Record<string, string>;
   healthcheck?: { test?: string[] | string };
@@ -108,6 +109,25 @@ describe('deploy/compose.yaml', () => {
       if (service.command) expectRunnable(name, image, argv(service.command));
       if (service.healthcheck?.test) expectRunnable(name, image, argv(service.healthcheck.test));
     }
+  });
+
+  it('builds the image once (migrate) and runs that image in every instance, never pulled', () => {
+    const building = Object.entries(services).filter(([, service]) => service.build).map(([name]) => name);
+    expect(building).toEqual(['migrate']);
+    for (const app of APPS) {
+      expect(services[app]!.image, app).toBe(services.migrate!.image);
+      expect(services[app]!.pull_policy, app).toBe('never');
+    }
+  });
+
+  it('takes every secret from the secrets file, with no default: a missing one stops compose with what to run', () => {
+    const text = read('deploy/compose.yaml');
+    for (const name of ['APP_SECRET', 'ADMIN_PASSWORD', 'POSTGRES_PASSWORD']) {
+      const uses = [...text.matchAll(new RegExp(`\\$\\{${name}(:[-?][^}]*)?\\}`, 'g'))].map((match) => match[1] ?? '');
+      expect(uses.length, name).toBeGreaterThan(0);
+      for (const use of uses) expect(use, name).toMatch(/^:\?run `npx fromagerie secrets init` once/);
+    }
+    expect(read('.gitignore')).toMatch(/^deploy\/secrets\.env$/m);
   });
 
   it('mounts deploy/haproxy.cfg into HAProxy, whose servers are the three instances checked on readiness', () => {
