@@ -10,6 +10,7 @@ import { PLANS, type Plan } from '../kernel/plans.js';
 import { isOAuthScope, isScope, OAUTH_SCOPES, ROLE_SCOPES, type OAuthScope, type Scope } from '../kernel/scopes.js';
 import { Refusal, UsageError } from './cli.errors.js';
 import { passwordFromStdin } from './password-input.js';
+import { BACKUP_COMMANDS } from './backup.js';
 
 export const OPTIONS = {
   user: { type: 'string' },
@@ -26,6 +27,8 @@ export const OPTIONS = {
   password: { type: 'string' },
   quiet: { type: 'boolean', short: 'q' },
   file: { type: 'string' },
+  to: { type: 'string' },
+  from: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -151,6 +154,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       }
     },
   },
+  ...BACKUP_COMMANDS,
   'api-keys create': {
     usage: 'api-keys create --user NAME --scopes "s1 s2" [--name LABEL] [--expires-at ISO-8601] [--quiet]',
     help: 'create a key; the key alone is printed on the last line (with --quiet, alone on stdout)',
