@@ -132,6 +132,9 @@ describe(`backup while orders are placed, restore into a fresh store (${DIALECT}
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('exists: kept unchanged');
 
+    // The source is gone, as in the disaster a restore is for (and its work no longer weighs on the figures).
+    expect(await source.stop()).toBe(0);
+
     // Into a fresh store.
     const target = await freshStore();
     const targetEnv = envOf(target);
