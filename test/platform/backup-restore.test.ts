@@ -175,10 +175,10 @@ describe(`backup while orders are placed, restore into a fresh store (${DIALECT}
     const next = await restoredServer.http.post('/v2/orders', { headers: auth, json: { items: [{ cheeseId: cheese.body.id, quantity_kg: 0.1 }], shipping: { method: 'standard', address } } });
     expect(next.status, next.text).toBe(201);
 
-    console.log(
+    process.stdout.write(
       `backup-restore (${DIALECT}): ${acknowledged.length} orders placed (${beforeBackup.length} before the backup, ${duringBackup} during it; ${BEFORE} took ${seconds(placingMs)}); ` +
         `backup ${seconds(backupEnded - backupBegan)} as a CLI process (${backup.stdout.split('\n')[0]}); restore ${seconds(restoreMs)} (${restored.stdout.split('\n')[0]}); ` +
-        `first start to ready ${seconds(startMs)}`,
+        `first start to ready ${seconds(startMs)}\n`,
     );
   }, 900_000);
 
