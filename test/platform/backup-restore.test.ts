@@ -5,6 +5,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Migrator } from 'kysely';
+import { openDatabase } from '../../src/db/database.js';
+import { migrations } from '../../src/db/migrate.js';
 import { createTestStorage, DIALECT, POSTGRES_URL, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { bearer } from '../helpers/http.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -28,8 +31,8 @@ let storage: TestStorage;
 let receiver: Receiver;
 const servers: RunningServer[] = [];
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'fromagerie-backup-'));
-/** The fresh PostgreSQL database restored into, dropped afterwards. */
-let restoreDatabase: string | undefined;
+/** The fresh PostgreSQL databases restored into, dropped afterwards. */
+const restoreDatabases: string[] = [];
 
 const envOf = (store: Pick<TestStorage, 'dataDir' | 'databaseUrl' | 'databaseSchema'>) =>
   processEnvFor(store, { APP_SECRET, ADMIN_PASSWORD: 'a backup test staff password', RATE_LIMITS: 'off', MAX_CONNECTIONS_PER_CLIENT: '0', PUBLIC_URL: 'http://localhost:8080' });
@@ -52,19 +55,20 @@ afterAll(async () => {
   for (const server of servers) await server.stop();
   await receiver?.close();
   await storage?.dispose();
-  if (restoreDatabase) await onServer(POSTGRES_URL!, (c) => c.query(`drop database if exists ${restoreDatabase} with (force)`));
+  for (const name of restoreDatabases) await onServer(POSTGRES_URL!, (c) => c.query(`drop database if exists ${name} with (force)`));
   fs.rmSync(work, { recursive: true, force: true });
 });
 
 /** A fresh store: a new DATA_DIR, and on PostgreSQL a new database with the same schema name (pg_restore cannot rename a schema). */
-async function freshStore(): Promise<Pick<TestStorage, 'dataDir' | 'databaseUrl' | 'databaseSchema'>> {
+async function freshStore(of: TestStorage): Promise<Pick<TestStorage, 'dataDir' | 'databaseUrl' | 'databaseSchema'>> {
   const dataDir = fs.mkdtempSync(path.join(work, 'restored-'));
   if (!POSTGRES_URL) return { dataDir, databaseUrl: undefined, databaseSchema: undefined };
   const url = new URL(POSTGRES_URL);
-  restoreDatabase = `${url.pathname.slice(1)}_restore_${randomBytes(4).toString('hex')}`;
-  await onServer(POSTGRES_URL, (c) => c.query(`create database ${restoreDatabase}`));
-  url.pathname = `/${restoreDatabase}`;
-  return { dataDir, databaseUrl: url.toString(), databaseSchema: storage.databaseSchema };
+  const name = `${url.pathname.slice(1)}_restore_${randomBytes(4).toString('hex')}`;
+  restoreDatabases.push(name);
+  await onServer(POSTGRES_URL, (c) => c.query(`create database ${name}`));
+  url.pathname = `/${name}`;
+  return { dataDir, databaseUrl: url.toString(), databaseSchema: of.databaseSchema };
 }
 
 /** What a refused restore must leave as it was: the SQLite file's bytes and DATA_DIR's names, or the schema's relations and orders. */
@@ -136,7 +140,7 @@ describe(`backup while orders are placed, restore into a fresh store (${DIALECT}
     expect(await source.stop()).toBe(0);
 
     // Into a fresh store.
-    const target = await freshStore();
+    const target = await freshStore(storage);
     const targetEnv = envOf(target);
     const restoreBegan = performance.now();
     const restored = await runCli(targetEnv, ['restore', '--from', file]);
@@ -181,6 +185,32 @@ describe(`backup while orders are placed, restore into a fresh store (${DIALECT}
         `first start to ready ${seconds(startMs)}\n`,
     );
   }, 900_000);
+
+  it('restores a backup made before the latest migrations: the first start migrates it forward and is ready', async () => {
+    const older = await createTestStorage();
+    try {
+      const database = openDatabase({ dataDir: older.dataDir, databaseUrl: older.databaseUrl, databaseSchema: older.databaseSchema, poolSize: 1 });
+      const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations }, ...(older.databaseSchema ? { migrationTableSchema: older.databaseSchema } : {}) });
+      expect((await migrator.migrateTo('0022_grant_bound_resources')).error).toBeUndefined();
+      await database.close();
+      const file = path.join(work, 'older.backup');
+      const backup = await runCli(envOf(older), ['backup', '--to', file]);
+      expect(backup.stderr).toBe('');
+      expect(backup.code).toBe(0);
+      const target = await freshStore(older);
+      const restored = await runCli(envOf(target), ['restore', '--from', file]);
+      expect(restored.stderr).toBe('');
+      expect(restored.code).toBe(0);
+      const server = await runServer(envOf(target));
+      servers.push(server);
+      // Ready means the schema is current (readiness answers 503 "schema behind" otherwise).
+      const ready = await server.http.get('/v2/health/ready');
+      expect(ready.status, ready.text).toBe(200);
+      expect((await server.http.get('/v2/health')).status).toBe(200);
+    } finally {
+      await older.dispose();
+    }
+  }, 120_000);
 
   it('says the exact pg_dump command when pg_dump is absent (exit 1, no file left)', async () => {
     const file = path.join(work, 'no-pg-dump.dump');
