@@ -62,8 +62,14 @@ export function restoreSqlite(backup: string, dataDir: string): void {
   }
   if (!backupTables.includes('kysely_migration')) throw new Refusal(`${backup} is not a Fromagerie database (no migrations table); nothing changed`);
   const target = sqliteFileOf(dataDir);
-  if (fs.existsSync(target) && fs.statSync(target).size > 0) {
-    const tables = tablesIn(target);
+  // Opened whatever its size: a database in WAL mode can hold its tables in the -wal file alone.
+  if (fs.existsSync(target) || fs.existsSync(`${target}-wal`)) {
+    let tables: string[];
+    try {
+      tables = tablesIn(target);
+    } catch (error) {
+      throw new Refusal(`refused: ${target} could not be read to check that it is empty (${(error as Error).message}); restore only into an empty store (a new DATA_DIR). Nothing changed`);
+    }
     if (tables.length > 0) throw new Refusal(`refused: ${target} already holds a database (${tables.length} tables); restore only into an empty store (a new DATA_DIR). Nothing changed`);
   }
   fs.mkdirSync(dataDir, { recursive: true });
