@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Refusal, UsageError } from './cli.errors.js';
-import type { Command } from './operator-commands.js';
 
 /**
  * `fromagerie backup --to FILE` and `fromagerie restore --from FILE` (issue 32 §3,
@@ -36,7 +35,15 @@ const seconds = (since: number) => `${((performance.now() - since) / 1000).toFix
 /** What every backup leaves out, said each time it is made. */
 const NOT_INCLUDED = 'not included: uploaded images (DATA_DIR/images: copy that directory too) and APP_SECRET (keep it with the backup: without it the stored webhook secrets do not decrypt)';
 
-export const BACKUP_COMMANDS: Record<string, Command> = {
+/** The shape of operator-commands.ts's Command, restated: importing it from there would make an import cycle. */
+interface BackupCommand {
+  usage: string;
+  help: string;
+  noDatabase: true;
+  run(context: { values: { to?: string | undefined; from?: string | undefined } }): Promise<void>;
+}
+
+export const BACKUP_COMMANDS: Record<'backup' | 'restore', BackupCommand> = {
   backup: {
     usage: 'backup --to FILE',
     help: 'write a consistent copy of the database to FILE (created 0600; an existing file is refused), safe while the server runs: SQLite through its online backup API, PostgreSQL through pg_dump (custom format, --no-owner, the schema DATABASE_SCHEMA or public; when pg_dump is absent the exact command is printed). Prints the size and the time taken. Uploaded images and APP_SECRET are not in it (docs/operations.md#backups)',
