@@ -49,6 +49,8 @@ export async function backupPostgres(url: string, databaseSchema: string | undef
     throw new Refusal(`pg_dump is not installed (PostgreSQL's client tools, e.g. apt-get install postgresql-client); install it, or run: ${pgDumpCommand(schema, target)}`);
   }
   await runTool('pg_dump', ['--format=custom', '--no-owner', `--schema=${schema}`, `--file=${target}`], url);
+  // Read back once (its table of contents): an archive pg_restore cannot read is found now, not on the day it is needed.
+  if (!tableOfContents(target).some((line) => / TABLE (?!DATA )/.test(line))) throw new Refusal(`pg_dump wrote no table of schema ${schema}: is DATABASE_SCHEMA right? The file was removed`);
 }
 
 /** Relations (tables, views, sequences) in `schema` of the target database: a restore goes only where there are none. */

@@ -32,6 +32,9 @@ export async function backupSqlite(dataDir: string, target: string): Promise<voi
   const copy = new SQLite(target, { fileMustExist: true });
   try {
     copy.pragma('journal_mode = DELETE');
+    // Read back once: a copy that would not open on restore is found now, not on the day it is needed.
+    const check = copy.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new Refusal(`the copy failed SQLite's quick_check (${String(check)}); it was removed`);
   } finally {
     copy.close();
   }
