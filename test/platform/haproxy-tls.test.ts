@@ -33,8 +33,9 @@ const installed = (command: string) => {
 };
 const missing = ['haproxy', 'openssl'].filter((command) => !installed(command));
 if (missing.length > 0) {
-  if (process.env.REQUIRE_HAPROXY === '1') throw new Error(`REQUIRE_HAPROXY=1 but ${missing.join(' and ')} not installed (apt-get install haproxy openssl)`);
-  console.error(`haproxy-tls.test.ts: ${missing.join(' and ')} not installed: skipping (REQUIRE_HAPROXY=1 makes this a failure)`);
+  const what = `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not installed`;
+  if (process.env.REQUIRE_HAPROXY === '1') throw new Error(`REQUIRE_HAPROXY=1 but ${what} (apt-get install haproxy openssl)`);
+  console.error(`haproxy-tls.test.ts: ${what}: skipping (REQUIRE_HAPROXY=1 makes this a failure)`);
 }
 
 /** The event log's longest long poll (`wait`'s maximum, seconds): the proxy must hold a request longer. */
