@@ -62,6 +62,7 @@ export const PROCESS = [
   'test/limits/redis-fail-closed.test.ts',
   'test/limits/redis-deadline.test.ts',
   'test/http/trust-proxy-haproxy.test.ts',
+  'test/platform/haproxy-tls.test.ts',
 ];
 
 /**
