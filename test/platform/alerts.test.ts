@@ -86,8 +86,11 @@ describe('deploy/prometheus.yml', () => {
     const job = config.scrape_configs.find((scrape) => scrape.job_name === 'fromagerie')!;
     expect(job.metrics_path ?? '/metrics').toBe('/metrics');
     expect(job.static_configs.flatMap((c) => c.targets)).toEqual(['app1:9464', 'app2:9464', 'app3:9464']);
-    // The compose instances serve their metrics there (deploy/compose.yaml).
-    expect(read('deploy/compose.yaml')).toMatch(/METRICS_PORT: "9464"/);
+    // The compose instances serve their metrics there, and compose's Prometheus mounts both files beside each other.
+    const compose = parse(read('deploy/compose.yaml'), { merge: true }) as { services: Record<string, { environment?: Record<string, string>; volumes?: string[]; profiles?: string[] }> };
+    for (const app of ['app1', 'app2', 'app3']) expect(compose.services[app]!.environment!.METRICS_PORT, app).toBe('9464');
+    expect(compose.services.prometheus!.profiles).toEqual(['monitoring']);
+    expect(compose.services.prometheus!.volumes).toEqual(expect.arrayContaining(['./prometheus.yml:/etc/prometheus/prometheus.yml:ro', './alerts.yml:/etc/prometheus/alerts.yml:ro']));
   });
 });
 
