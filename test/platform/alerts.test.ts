@@ -71,6 +71,17 @@ describe('deploy/alerts.yml', () => {
     }
   });
 
+  it('is listed in docs/operations.md#alerts, each alert with its runbook line', () => {
+    const docs = read('docs/operations.md');
+    const section = docs.slice(docs.indexOf('\n## Alerts\n'));
+    expect(section.length).toBeLessThan(docs.length);
+    for (const rule of rules) {
+      const row = section.split('\n').find((line) => line.startsWith(`| \`${rule.alert}\` |`));
+      expect(row, rule.alert).toBeDefined();
+      expect(row, rule.alert).toContain(rule.annotations!.runbook!.replace(/ docs\/operations\.md#alerts$/, ''));
+    }
+  });
+
   it('passes promtool check config, check rules and test rules', async (context) => {
     if (!(await prometheusInstalled(PROMTOOL, 'alerts.test.ts'))) return context.skip();
     expect(await promtool(['check', 'config', 'deploy/prometheus.yml'])).toContain('SUCCESS: deploy/prometheus.yml is valid prometheus config file syntax');
