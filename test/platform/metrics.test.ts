@@ -285,6 +285,8 @@ describe(`metrics of one app (${DIALECT})`, () => {
       const oldestDue = valueOf(text, 'fromagerie_webhook_oldest_due_seconds')!;
       expect(oldestDue).toBeGreaterThanOrEqual(0);
       expect(oldestDue).toBeLessThanOrEqual((performance.now() - began) / 1000);
+      // Nothing attempts them here: the age grows with time (the gauges are read anew every 2 s).
+      await expect.poll(async () => valueOf(await t.app.metrics.text(), 'fromagerie_webhook_oldest_due_seconds'), { timeout: 6000, interval: 200 }).toBeGreaterThan(oldestDue + 1);
       expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'dead' })).toBe(1);
     } finally {
       await t.close();
@@ -345,6 +347,7 @@ describe(`metrics of one app (${DIALECT})`, () => {
       expect(valueOf(text, 'fromagerie_backlog_query_success')).toBe(0);
       expect(valueOf(text, 'fromagerie_outbox_lag_seconds')).toBeNaN();
       expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'pending' })).toBeNaN();
+      expect(valueOf(text, 'fromagerie_webhook_oldest_due_seconds')).toBeNaN();
       expect(valueOf(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     } finally {
       await t.close();
