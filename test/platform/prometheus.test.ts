@@ -115,6 +115,9 @@ describe.skipIf(!installed)(`Prometheus scraping a real instance with deploy/ale
       'fromagerie_backlog_query_success',
       'fromagerie_rate_limit_fallbacks_total',
       'fromagerie_rate_limit_fail_closed_total',
+      'fromagerie_request_log_dropped_total',
+      // The metric's `job` label, renamed by Prometheus (FromagerieJobFailing reads it so).
+      'fromagerie_job_runs_total{exported_job="order-lifecycle"}',
       // The pool exists on PostgreSQL only (docs/metrics.md).
       ...(DIALECT === 'postgres' ? ['fromagerie_db_pool_waiting', 'fromagerie_db_pool_max_connections'] : []),
     ];
@@ -122,7 +125,7 @@ describe.skipIf(!installed)(`Prometheus scraping a real instance with deploy/ale
       .poll(
         async () => {
           const missing = [];
-          for (const name of names) if ((await get<{ result: unknown[] }>(`query?query=${name}`)).result.length === 0) missing.push(name);
+          for (const name of names) if ((await get<{ result: unknown[] }>(`query?query=${encodeURIComponent(name)}`)).result.length === 0) missing.push(name);
           return missing;
         },
         { timeout: 20_000, interval: 200 },
