@@ -40,6 +40,9 @@ export const PROCESS = [
   'test/platform/sqlite-file-modes.test.ts',
   'test/platform/metrics.test.ts',
   'test/platform/compose.test.ts',
+  // promtool, and a real Prometheus scraping a server process (Debian's prometheus package)
+  'test/platform/alerts.test.ts',
+  'test/platform/prometheus.test.ts',
   'test/health/cli-migrate-healthcheck.test.ts',
   'test/health/drain.test.ts',
   'test/platform/app-secret-rotation.test.ts',

@@ -33,7 +33,8 @@ interface Service {
 const compose = parse(read('deploy/compose.yaml'), { merge: true }) as { services: Record<string, Service>; networks: Record<string, { ipam?: { config?: { subnet: string }[] } }> };
 const services = compose.services;
 const APPS = ['app1', 'app2', 'app3'];
-const LONG_RUNNING = ['postgres', 'redis', ...APPS, 'haproxy'];
+/** Prometheus runs only with `--profile monitoring` (docs/operations.md#alerts). */
+const LONG_RUNNING = ['postgres', 'redis', ...APPS, 'haproxy', 'prometheus'];
 /** Where deploy/haproxy.cfg reads its certificate, in the HAProxy container. */
 const CERT_IN_CONTAINER = '/usr/local/etc/haproxy/certs/fromagerie.pem';
 
@@ -42,6 +43,8 @@ const IMAGE_BINARIES: [RegExp, string[]][] = [
   [/^postgres:/, ['pg_isready', 'psql', 'postgres']],
   [/^redis:/, ['redis-cli', 'redis-server']],
   [/^haproxy:.*bookworm/, ['haproxy', 'bash']],
+  // Busybox based: its wget asks the readiness endpoint.
+  [/^prom\/prometheus:/, ['prometheus', 'promtool', 'wget']],
 ];
 
 /** dist/x/y.js is produced by the build when src/x/y.ts exists (tsconfig.build.json: rootDir src, outDir dist). */
@@ -70,7 +73,7 @@ function expectRunnable(service: string, image: string, command: string[]) {
 }
 
 describe('deploy/compose.yaml', () => {
-  it('has PostgreSQL, Redis, a one-shot migrate, three instances and HAProxy', () => {
+  it('has PostgreSQL, Redis, a one-shot migrate, three instances, HAProxy and (in its profile) Prometheus', () => {
     expect(Object.keys(services).sort()).toEqual([...LONG_RUNNING, 'migrate'].sort());
     expect(argv(services.migrate!.command!)).toEqual(['node', 'dist/cli/main.js', 'migrate']);
     expect(services.migrate!.healthcheck).toBeUndefined();
