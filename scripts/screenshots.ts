@@ -89,12 +89,23 @@ try {
   }
   state.status = 200;
   await sendTestEvent(page, base, id);
+  // Some /v2 traffic of the customer's (reads, a few 404s, a refused order), so the overview's
+  // chart and the Logs page have rows.
+  const token = (await t.http.post('/v2/customer/login', { json: { username: TEST_CUSTOMER.username, password: TEST_CUSTOMER.password } })).body.token as string;
+  const auth = { authorization: `Bearer ${token}` };
+  for (let i = 0; i < 40; i++) await t.http.get(`/v2/cheeses?limit=5&offset=${i}`, { headers: auth });
+  for (let i = 0; i < 6; i++) await t.http.get(`/v2/orders/9999${i}`, { headers: auth });
+  await t.http.post('/v2/orders', { headers: auth, json: { items: [] } });
+  const orders = (await t.http.get('/v2/orders?limit=1', { headers: auth })).body.items as { id: number }[];
+  await t.app.modules.requestLog.provides.flush();
   await shoot(page, 'webhook');
   await visit(page, `/dashboard/webhooks/${id}/deliveries`, 'deliveries');
   await visit(page, '/dashboard/webhooks/dead-letters', 'dead-letters');
   await visit(page, '/dashboard/webhooks', 'webhooks');
   await visit(page, '/dashboard/events', 'events');
   await visit(page, '/dashboard/orders', 'orders');
+  await visit(page, `/dashboard/orders/${orders[0]!.id}`, 'order');
+  await visit(page, '/dashboard/logs', 'logs');
   await visit(page, '/dashboard', 'overview');
   await createKey(page, 'ci', ['read:cheeses'], 'In 90 days');
   await shoot(page, 'api-keys');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { accountPasswordProblem } from '../modules/customers/customer.rules.js';
+import { accountPasswordProblem } from '../modules/customers/customers.module.js';
 import { Refusal } from './cli.errors.js';
 
 /** Where compose reads the deployment's secrets (`docker compose --env-file deploy/secrets.env`). */

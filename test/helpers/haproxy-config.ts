@@ -14,6 +14,11 @@ export interface LoopbackHaproxyOptions {
   backendLines?: string[];
   /** No log line per request (`log global` dropped): a benchmark measures forwarding, not logging. */
   withoutRequestLog?: boolean;
+  /**
+   * The TLS bind on 127.0.0.1:port with this PEM (certificate and key). Without it the proxy is
+   * plain http only (withoutTls): the fault suite and bench:cluster measure forwarding, not TLS.
+   */
+  tls?: { port: number; pem: string };
 }
 
 /**
@@ -26,12 +31,26 @@ export function loopbackHaproxyConfig(options: LoopbackHaproxyOptions): string {
   let config = fs.readFileSync(DEPLOYED_HAPROXY_CFG, 'utf8');
   config = removeSection(config, 'resolvers docker');
   config = removeSection(config, 'frontend health');
+  // Whoever runs the tests runs HAProxy: no switch to the container's haproxy user.
+  config = replaceOnce(config, /^\s*user haproxy\n\s*group haproxy\n/m, '');
   config = replaceOnce(config, /^(\s*)bind :8080$/m, `$1bind 127.0.0.1:${options.port}`);
+  config = options.tls ? replaceOnce(config, TLS_BIND, `$1bind 127.0.0.1:${options.tls.port} ssl crt ${options.tls.pem}$2`) : withoutTls(config);
   config = replaceOnce(config, /^(\s*default-server check) (.*?) resolvers docker init-addr \S+$/m, (_m, head: string, timing: string) => `${head} ${options.checkTiming ?? timing}`);
   config = config.replace(/^\s*server app\d+ app\d+:8080\n/gm, '');
   if (options.withoutRequestLog) config = replaceOnce(config, /^\s*log global\n/m, '');
   const extra = [...(options.backendLines ?? []), ...options.servers.map((s) => `server ${s.name} 127.0.0.1:${s.port}`)];
   return replaceOnce(config, /^(backend fromagerie\n(?:[ \t].*\n|#.*\n)*)/m, (section: string) => `${section}${extra.map((line) => `    ${line}\n`).join('')}`);
+}
+
+const TLS_BIND = /^(\s*)bind :8443 ssl crt \S+( .*)$/m;
+const REDIRECT = /^\s*http-request redirect prefix .* unless \{ ssl_fc \}\n/m;
+
+/**
+ * A frontend (or a whole config) of deploy/haproxy.cfg without its TLS bind and the redirect of
+ * plain http to https: what was there before TLS, for tests that speak plain http to the proxy.
+ */
+export function withoutTls(config: string): string {
+  return replaceOnce(replaceOnce(config, /^[ \t]*bind :8443 ssl .*\n/m, ''), REDIRECT, '');
 }
 
 /** Drops a top-level section (its header line, its indented lines and the comments just above it). */

@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { RateLimitSettings } from '../../src/modules/limits/limits.module.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { withoutTls } from '../helpers/haproxy-config.js';
 import { freeTcpPort, waitForPort } from '../helpers/private-services.js';
 
 /**
  * The real HAProxy with deploy/haproxy.cfg's `defaults` and `frontend http` as written (only
- * the bind address and the backend's server changed) in front of one instance that trusts it
+ * the bind address and the backend's server changed, the TLS bind and its redirect dropped) in front of one instance that trusts it
  * (TRUST_PROXY=127.0.0.1). Clients connect to HAProxy from 127.0.0.2… (all of 127/8 is
  * loopback), HAProxy connects to the instance from 127.0.0.1.
  */
@@ -48,7 +49,8 @@ beforeAll(async () => {
   t = await createTestApp({ config: { trustProxy: ['127.0.0.1'], rateLimits: SMALL, maxConnectionsPerClient: PROXY_CAP } });
   port = await freeTcpPort();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trust-proxy-haproxy-'));
-  const frontend = section('frontend http').replace(/^\s*bind :8080$/m, `    bind 127.0.0.1:${port}`);
+  // Plain http to the proxy: the TLS bind and the redirect to https go (haproxy-tls.test.ts has them).
+  const frontend = withoutTls(section('frontend http')).replace(/^\s*bind :8080$/m, `    bind 127.0.0.1:${port}`);
   expect(frontend).toContain(`bind 127.0.0.1:${port}`);
   const config = ['global', '    maxconn 4096', '', section('defaults'), frontend, 'backend fromagerie', `    server app1 127.0.0.1:${new URL(t.http.baseUrl).port}`, ''].join('\n');
   fs.writeFileSync(path.join(dir, 'haproxy.cfg'), config);

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -24,19 +25,26 @@ interface Service {
   environment?: Record<string, string>;
   healthcheck?: { test?: string[] | string };
   depends_on?: Record<string, { condition: string }>;
-  volumes?: string[];
+  volumes?: (string | { type: string; source: string; target: string; read_only?: boolean; bind?: { create_host_path?: boolean } })[];
+  ports?: string[];
+  user?: string;
   networks?: unknown;
 }
 const compose = parse(read('deploy/compose.yaml'), { merge: true }) as { services: Record<string, Service>; networks: Record<string, { ipam?: { config?: { subnet: string }[] } }> };
 const services = compose.services;
 const APPS = ['app1', 'app2', 'app3'];
-const LONG_RUNNING = ['postgres', 'redis', ...APPS, 'haproxy'];
+/** Prometheus runs only with `--profile monitoring` (docs/operations.md#alerts). */
+const LONG_RUNNING = ['postgres', 'redis', ...APPS, 'haproxy', 'prometheus'];
+/** Where deploy/haproxy.cfg reads its certificate, in the HAProxy container. */
+const CERT_IN_CONTAINER = '/usr/local/etc/haproxy/certs/fromagerie.pem';
 
 /** The binaries each third-party image is known to ship (beyond the shell's builtins). */
 const IMAGE_BINARIES: [RegExp, string[]][] = [
   [/^postgres:/, ['pg_isready', 'psql', 'postgres']],
   [/^redis:/, ['redis-cli', 'redis-server']],
   [/^haproxy:.*bookworm/, ['haproxy', 'bash']],
+  // Busybox based: its wget asks the readiness endpoint.
+  [/^prom\/prometheus:/, ['prometheus', 'promtool', 'wget']],
 ];
 
 /** dist/x/y.js is produced by the build when src/x/y.ts exists (tsconfig.build.json: rootDir src, outDir dist). */
@@ -65,7 +73,7 @@ function expectRunnable(service: string, image: string, command: string[]) {
 }
 
 describe('deploy/compose.yaml', () => {
-  it('has PostgreSQL, Redis, a one-shot migrate, three instances and HAProxy', () => {
+  it('has PostgreSQL, Redis, a one-shot migrate, three instances, HAProxy and (in its profile) Prometheus', () => {
     expect(Object.keys(services).sort()).toEqual([...LONG_RUNNING, 'migrate'].sort());
     expect(argv(services.migrate!.command!)).toEqual(['node', 'dist/cli/main.js', 'migrate']);
     expect(services.migrate!.healthcheck).toBeUndefined();
@@ -152,8 +160,38 @@ describe('deploy/compose.yaml', () => {
       context.skip();
       return;
     }
-    const { stdout, stderr } = await run('haproxy', ['-c', '-f', path.join(ROOT, 'deploy/haproxy.cfg')]);
-    expect(stdout + stderr).toContain('Configuration file is valid');
+    // The certificate compose mounts does not exist here: the same file, pointed at one
+    // deploy/make-local-cert.sh makes (haproxy -c loads it).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'compose-haproxy-'));
+    try {
+      const pem = path.join(dir, 'fromagerie.pem');
+      await run(path.join(ROOT, 'deploy/make-local-cert.sh'), [pem]);
+      const cfg = read('deploy/haproxy.cfg').replace(` crt ${CERT_IN_CONTAINER} `, ` crt ${pem} `);
+      expect(cfg).toContain(pem);
+      writeFileSync(path.join(dir, 'haproxy.cfg'), cfg);
+      const { stdout, stderr } = await run('haproxy', ['-c', '-f', path.join(dir, 'haproxy.cfg')]);
+      expect(stdout + stderr).toContain('Configuration file is valid');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('terminates TLS on the port it publishes, with the certificate it mounts, and PUBLIC_URL is that https address', () => {
+    const cfg = read('deploy/haproxy.cfg');
+    const bind = /^\s*bind :(\d+) ssl crt (\S+) alpn h2,http\/1\.1$/m.exec(cfg);
+    expect(bind?.[2]).toBe(CERT_IN_CONTAINER);
+    const haproxy = services.haproxy!;
+    expect(haproxy.ports).toEqual([`${bind![1]}:${bind![1]}`, '8080:8080']);
+    expect(haproxy.volumes).toContainEqual({ type: 'bind', source: './certs/fromagerie.pem', target: CERT_IN_CONTAINER, read_only: true, bind: { create_host_path: false } });
+    // Root only to read the 0600 certificate; HAProxy itself drops to its user.
+    expect(haproxy.user).toBe('root');
+    expect(cfg).toMatch(/^\s*user haproxy\n\s*group haproxy$/m);
+    const publicUrl = `https://localhost:${bind![1]}`;
+    for (const app of APPS) expect(services[app]!.environment!.PUBLIC_URL, app).toBe(`\${PUBLIC_URL:-${publicUrl}}`);
+    // Plain http redirects to the instances' PUBLIC_URL, with the same default.
+    expect(haproxy.environment!.PUBLIC_URL).toBe(services.app1!.environment!.PUBLIC_URL);
+    expect(cfg).toContain(`http-request redirect prefix "\${PUBLIC_URL-${publicUrl}}" code 301 unless { ssl_fc }`);
+    expect(read('.gitignore')).toMatch(/^deploy\/certs\/$/m);
   });
 });
 

@@ -160,6 +160,7 @@ describe(`the server process serves /metrics on METRICS_PORT (${DIALECT})`, () =
     expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'pending' })).toBeGreaterThanOrEqual(0);
     expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'dead' })).toBe(0);
     expect(valueOf(text, 'fromagerie_webhook_deliveries_due')).toBeGreaterThanOrEqual(0);
+    expect(valueOf(text, 'fromagerie_webhook_oldest_due_seconds')).toBeGreaterThanOrEqual(0);
     expect(text).toContain('# TYPE fromagerie_webhook_attempts_total counter');
     expect(valueOf(text, 'fromagerie_webhook_attempt_duration_seconds_count')).toBe(0);
     expect(text).toContain('# TYPE fromagerie_rate_limit_refusals_total counter');
@@ -253,6 +254,7 @@ describe(`metrics of one app (${DIALECT})`, () => {
   });
 
   it('counts the deliveries pending, due and dead (the webhooks module\'s read), never the delivered ones', async () => {
+    const began = performance.now();
     const { t, auth } = await createAdminTestApp();
     const receiver = await new Receiver().start();
     const closed = await freePort();
@@ -279,6 +281,12 @@ describe(`metrics of one app (${DIALECT})`, () => {
       expect(valueOf(text, 'fromagerie_outbox_lag_seconds')).toBe(0);
       expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'pending' })).toBe(cheeseEvents);
       expect(valueOf(text, 'fromagerie_webhook_deliveries_due')).toBe(cheeseEvents);
+      // The due deliveries' age: due since their fan-out, within this test.
+      const oldestDue = valueOf(text, 'fromagerie_webhook_oldest_due_seconds')!;
+      expect(oldestDue).toBeGreaterThanOrEqual(0);
+      expect(oldestDue).toBeLessThanOrEqual((performance.now() - began) / 1000);
+      // Nothing attempts them here: the age grows with time (the gauges are read anew every 2 s).
+      await expect.poll(async () => valueOf(await t.app.metrics.text(), 'fromagerie_webhook_oldest_due_seconds'), { timeout: 6000, interval: 200 }).toBeGreaterThan(oldestDue + 1);
       expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'dead' })).toBe(1);
     } finally {
       await t.close();
@@ -339,6 +347,7 @@ describe(`metrics of one app (${DIALECT})`, () => {
       expect(valueOf(text, 'fromagerie_backlog_query_success')).toBe(0);
       expect(valueOf(text, 'fromagerie_outbox_lag_seconds')).toBeNaN();
       expect(valueOf(text, 'fromagerie_webhook_deliveries', { state: 'pending' })).toBeNaN();
+      expect(valueOf(text, 'fromagerie_webhook_oldest_due_seconds')).toBeNaN();
       expect(valueOf(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     } finally {
       await t.close();

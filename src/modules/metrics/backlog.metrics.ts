@@ -83,4 +83,8 @@ export function backlogMetrics(registry: Registry, repository: BacklogRepository
     },
   });
   gauge('fromagerie_webhook_deliveries_due', 'Pending deliveries whose next attempt is due now: the dispatcher\'s backlog (the other pending ones wait for their retry time).', (b) => b.due);
+  // The backlog's count alone cannot tell a burst being drained from a dispatcher that stopped: its age can.
+  gauge('fromagerie_webhook_oldest_due_seconds', 'How long the longest-waiting due delivery has been due (0 when none is due): the age of the webhook backlog.', (b) =>
+    b.oldestDueAt === null ? 0 : Math.max(0, (clock.now() - Date.parse(b.oldestDueAt)) / 1000),
+  );
 }

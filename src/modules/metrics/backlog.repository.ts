@@ -11,6 +11,8 @@ export interface Backlog {
   pending: number;
   /** Pending deliveries whose next attempt is due now (the others wait for their retry's time). */
   due: number;
+  /** When the longest-waiting due delivery became due; null when none is due. */
+  oldestDueAt: string | null;
   dead: number;
 }
 

@@ -13,6 +13,6 @@ export interface BacklogSources {
   };
   /** Webhooks: deliveries pending (and of those, due at `now`) or dead-lettered. */
   deliveries: {
-    backlog(executor: Kysely<DB>, now: string): Promise<{ pending: number; due: number; dead: number }>;
+    backlog(executor: Kysely<DB>, now: string): Promise<{ pending: number; due: number; oldestDueAt: string | null; dead: number }>;
   };
 }

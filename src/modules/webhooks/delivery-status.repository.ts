@@ -1,11 +1,14 @@
 import type { Kysely, OperandExpression } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { toIso } from '../../db/columns.js';
 
 /** The deliveries still to do or given up on, for the metrics; delivered ones are never counted. */
 export interface DeliveryBacklog {
   pending: number;
   /** Pending deliveries whose next attempt is due now (the others wait for their retry's time). */
   due: number;
+  /** When the longest-waiting due delivery became due (its next_attempt_at); null when none is due. */
+  oldestDueAt: string | null;
   dead: number;
 }
 
@@ -57,10 +60,22 @@ export class DeliveryStatusRepository {
       .selectFrom('webhook_deliveries')
       .where('state', 'in', ['pending', 'dead'])
       .groupBy('state')
-      .select((eb) => ['state', eb.fn.countAll().as('count'), eb.fn.sum(eb.case().when('next_attempt_at', '<=', now).then(1).else(0).end()).as('due')])
+      .select((eb) => [
+        'state',
+        eb.fn.countAll().as('count'),
+        eb.fn.sum(eb.case().when('next_attempt_at', '<=', now).then(1).else(0).end()).as('due'),
+        // The oldest due attempt's time, for the backlog's age (min ignores the nulls of the not-yet-due).
+        eb.fn.min(eb.case().when('next_attempt_at', '<=', now).then(eb.ref('next_attempt_at')).end()).as('oldest_due'),
+      ])
       .execute();
     const pending = rows.find((row) => row.state === 'pending');
-    return { pending: Number(pending?.count ?? 0), due: Number(pending?.due ?? 0), dead: Number(rows.find((row) => row.state === 'dead')?.count ?? 0) };
+    const oldest = pending?.oldest_due ?? null;
+    return {
+      pending: Number(pending?.count ?? 0),
+      due: Number(pending?.due ?? 0),
+      oldestDueAt: oldest === null ? null : toIso(oldest as Date | string),
+      dead: Number(rows.find((row) => row.state === 'dead')?.count ?? 0),
+    };
   }
 
   #ofAccount(accountId: number | null) {
