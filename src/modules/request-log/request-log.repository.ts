@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { isPostgres } from '../../db/dialect.js';
 import { toIso } from '../../db/columns.js';
 import { prepared } from '../../db/prepared.js';
+import { FirstIdAtOrAfter } from '../../db/first-id.js';
 import type { RequestLogEntry } from './request-log.recorder.js';
 import { REQUEST_LOG_COLUMNS, type RequestLogTable } from './request-log.table.js';
 
@@ -79,7 +80,9 @@ const fromRow = (row: Selectable<RequestLogTable>): RequestLogRow => ({ ...row, 
  * lower ids than one already visible.
  */
 export class RequestLogRepository {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<DB>) {
+    this.#firstIds = new FirstIdAtOrAfter(db, 'request_logs');
+  }
 
   async insertBatch(entries: RequestLogEntry[]): Promise<void> {
     if (entries.length === 0) return;
@@ -131,7 +134,7 @@ export class RequestLogRepository {
    * count reads from there on (the account's (account_id, id) index, or the key itself).
    */
   async hourlyCounts(accountId: number | null, environment: string, from: string, to: string): Promise<HourlyCount[]> {
-    const firstId = await this.#firstIdAtOrAfter(new Date(Date.parse(from) - ARRIVAL_SLACK_MS).toISOString());
+    const firstId = await this.#firstIds.find(new Date(Date.parse(from) - ARRIVAL_SLACK_MS).toISOString());
     if (firstId === null) return [];
     const hour = isPostgres(this.db) ? sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24')` : sql<string>`substr(created_at, 1, 13)`;
     let select = this.db
@@ -146,36 +149,8 @@ export class RequestLogRepository {
     return rows.map((row) => ({ hour: row.hour, statusClass: Number(row.status_class), count: Number(row.n) }));
   }
 
-  /** The lowest id written at or after `at` (by arrival order), bisecting the ids; null when none is. */
-  async #firstIdAtOrAfter(at: string): Promise<number | null> {
-    // Found once per instant: ids only grow, so the first id at or after a past instant stays it.
-    const known = this.#firstIds.get(at);
-    if (known !== undefined) return known;
-    const found = await this.#bisect(at);
-    if (found !== null) {
-      this.#firstIds.set(at, found);
-      if (this.#firstIds.size > 100) this.#firstIds.delete(this.#firstIds.keys().next().value!);
-    }
-    return found;
-  }
-
-  readonly #firstIds = new Map<string, number>();
-
-  async #bisect(at: string): Promise<number | null> {
-    const bounds = await this.db.selectFrom('request_logs').select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')]).executeTakeFirst();
-    if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return null;
-    let lo = Number(bounds.lo);
-    let hi = Number(bounds.hi) + 1;
-    // Invariant: every id below lo is older than `at`; the entry at or after hi (if any) is not.
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const row = await this.db.selectFrom('request_logs').select(['id', 'created_at']).where('id', '>=', mid).orderBy('id').limit(1).executeTakeFirst();
-      if (!row) hi = mid;
-      else if (toIso(row.created_at) < at) lo = Number(row.id) + 1;
-      else hi = mid;
-    }
-    return lo > Number(bounds.hi) ? null : lo;
-  }
+  /** The window's first id, bisected on the ids (src/db/first-id.ts): no index on created_at. */
+  readonly #firstIds: FirstIdAtOrAfter;
 
   /** The last id written (0 when the log is empty). */
   async head(): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { toIso } from '../../db/columns.js';
+import { FirstIdAtOrAfter } from '../../db/first-id.js';
 import type { AttemptOutcome, DeliveryState } from './webhook.table.js';
 import type { OutboxEventsPort } from './webhooks.ports.js';
 
@@ -43,7 +44,9 @@ export class DeliveryInsightsRepository {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly events: OutboxEventsPort,
-  ) {}
+  ) {
+    this.#firstIds = new FirstIdAtOrAfter(db, 'webhook_attempts');
+  }
 
   async deliveriesOfObject(accountId: number | null, object: { type: string; id: string }): Promise<ObjectDelivery[]> {
     let query = this.db
@@ -83,7 +86,7 @@ export class DeliveryInsightsRepository {
    * starts there.
    */
   async attemptsByHour(accountId: number | null, from: string, to: string): Promise<Map<number, { delivered: boolean; latencyMs: number }[]>> {
-    const firstId = await this.#firstIdAtOrAfter(new Date(Date.parse(from) - ARRIVAL_SLACK_MS).toISOString());
+    const firstId = await this.#firstIds.find(new Date(Date.parse(from) - ARRIVAL_SLACK_MS).toISOString());
     const byHour = new Map<number, { delivered: boolean; latencyMs: number }[]>();
     if (firstId === null) return byHour;
     const rows = await this.#window(accountId, from, to).where('a.id', '>=', firstId).select(['a.created_at', 'a.outcome', 'a.latency_ms']).execute();
@@ -95,35 +98,8 @@ export class DeliveryInsightsRepository {
     return byHour;
   }
 
-  /** The lowest attempt id made at or after `at` (ids in the order attempts are made); null when none is. */
-  async #firstIdAtOrAfter(at: string): Promise<number | null> {
-    // Found once per instant: ids only grow, so the first id at or after a past instant stays it.
-    const known = this.#firstIds.get(at);
-    if (known !== undefined) return known;
-    const found = await this.#bisect(at);
-    if (found !== null) {
-      this.#firstIds.set(at, found);
-      if (this.#firstIds.size > 100) this.#firstIds.delete(this.#firstIds.keys().next().value!);
-    }
-    return found;
-  }
-
-  readonly #firstIds = new Map<string, number>();
-
-  async #bisect(at: string): Promise<number | null> {
-    const bounds = await this.db.selectFrom('webhook_attempts').select((eb) => [eb.fn.min('id').as('lo'), eb.fn.max('id').as('hi')]).executeTakeFirst();
-    if (bounds?.lo === null || bounds?.lo === undefined || bounds.hi === null) return null;
-    let lo = Number(bounds.lo);
-    let hi = Number(bounds.hi) + 1;
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const row = await this.db.selectFrom('webhook_attempts').select(['id', 'created_at']).where('id', '>=', mid).orderBy('id').limit(1).executeTakeFirst();
-      if (!row) hi = mid;
-      else if (toIso(row.created_at) < at) lo = Number(row.id) + 1;
-      else hi = mid;
-    }
-    return lo > Number(bounds.hi) ? null : lo;
-  }
+  /** The window's first id, bisected on the ids (src/db/first-id.ts): no index on created_at. */
+  readonly #firstIds: FirstIdAtOrAfter;
 
   /** The newest attempts that did not deliver (failed, or the last before a dead letter). */
   async recentFailures(accountId: number | null, limit: number): Promise<FailedAttempt[]> {
