@@ -1,3 +1,4 @@
+import v8 from 'node:v8';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { bootstrap } from './bootstrap.js';
@@ -14,6 +15,8 @@ const FINISH_IN_FLIGHT_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Before the heap grows: a flag of V8's collector, read at every full collection.
+  if (config.heapGrowingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   // One database and one set of services serve the bootstrap and then the requests.
   const database = openDatabase(config);
   const app = await buildApp(config, { database });

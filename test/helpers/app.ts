@@ -75,6 +75,7 @@ export function testConfig(storage: TestStorage, options: Pick<TestAppOptions, '
     role: 'all',
     migrateOnBoot: true,
     drainDelayMs: 0,
+    heapGrowingPercent: 0,
     redisKeyPrefix: `fromagerie-test:${process.pid}:${Math.random().toString(36).slice(2)}:`,
     // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
     orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },
