@@ -89,6 +89,10 @@ const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
 // Two cores: two test files at a time, each with its own database.
 export default defineConfig({
+  // Tests run the SDK from its sources, as the CLI's bin does (the `@fromagerie/source` export
+  // condition, before Vite's own server conditions): `npm test` on a fresh clone needs no
+  // `npm run sdk:build` first.
+  ssr: { resolve: { conditions: ['@fromagerie/source', 'module', 'node', 'development|production'] } },
   test: {
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
