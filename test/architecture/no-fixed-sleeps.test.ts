@@ -15,14 +15,6 @@ const THIS_FILE = path.relative(ROOT, import.meta.filename);
 /** setTimeout(resolve, 1_500), sleep(2000), delay(600), setTimeoutPromise(800): a fixed wait of a literal duration. */
 const SLEEP = /\b(?:setTimeout\(\s*(?:r|resolve|res|done)\s*,|sleep\(|delay\(|wait\(|setTimeoutPromise\()\s*([0-9][0-9_]*)\s*\)/g;
 const REASON = /\/\/ outside process: \S/;
-/**
- * Fixed sleeps not yet replaced (issue "Time as a dependency", part 2), per file: the count may
- * only fall; a file that no longer has them must leave this list.
- */
-const NOT_YET: Record<string, number> = {
-  'test/webhooks/webhook-instances.test.ts': 1,
-};
-
 function filesUnder(dir: string, pattern: RegExp): string[] {
   return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => pattern.test(file)).map((file) => path.join(dir, file));
 }
@@ -53,12 +45,7 @@ describe('time in tests and in src/', () => {
     const found = filesUnder(path.join(ROOT, 'test'), /\.ts$/)
       .filter((file) => path.relative(ROOT, file) !== THIS_FILE)
       .flatMap((file) => unexplainedSleeps(fs.readFileSync(file, 'utf8'), path.relative(ROOT, file)));
-    const perFile: Record<string, number> = {};
-    for (const entry of found) {
-      const file = entry.slice(0, entry.indexOf(':'));
-      perFile[file] = (perFile[file] ?? 0) + 1;
-    }
-    expect(perFile).toEqual(NOT_YET);
+    expect(found).toEqual([]);
   });
 
   it('src/ reads the time only through the clock (src/kernel/clock.ts)', () => {
