@@ -133,9 +133,6 @@ const TEST_EXEMPT = [/^test\/helpers\//, /^test\/architecture\//, /migration[s]?
  */
 const TEST_ALLOWED: readonly { file: string; table: string; reason: string }[] = [
   { file: 'test/dashboard/dashboard-a11y.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'webhook_attempts', reason: 'ages a delivery past the log\'s retention, which no service can do without a clock' },
-  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'webhook_deliveries', reason: 'ages a delivery past the log\'s retention, which no service can do without a clock' },
   { file: 'test/events/event-log-delivery.test.ts', table: 'outbox', reason: 'an outbox row as a writer still in its transaction leaves it (unsettled), which no service produces on demand' },
   { file: 'test/http/bounded-resources.test.ts', table: 'cheeses', reason: 'a row too large for the service\'s own validation, to prove the HTTP bound' },
   { file: 'test/http/caches.test.ts', table: 'cheeses', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
