@@ -138,7 +138,6 @@ const TEST_ALLOWED: readonly { file: string; table: string; reason: string }[] =
   { file: 'test/http/caches.test.ts', table: 'cheeses', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
   { file: 'test/http/caches.test.ts', table: 'api_keys', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
   { file: 'test/idempotency/idempotency-leases.test.ts', table: 'cheeses', reason: 'a stock change behind the catalogue\'s back, in the middle of a leased request' },
-  { file: 'test/identity/authorization-matrix.test.ts', table: 'oauth_tokens', reason: 'expires a token at once (no clock for the oauth module yet)' },
   { file: 'test/orders/order-authorization.test.ts', table: 'cheeses', reason: 'a cheese withdrawn behind the catalogue\'s back, between quote and order' },
   { file: 'test/platform/cross-instance-cache.test.ts', table: 'cheeses', reason: 'changed behind every instance\'s back (no NOTIFY): only the flush after a reconnect can show it' },
   { file: 'test/platform/prepared.test.ts', table: 'tags', reason: 'tests src/db/prepared.ts itself, on a real table' },
