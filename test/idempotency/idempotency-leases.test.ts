@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestStorage, type TestStorage } from '../helpers/database.js';
 import { bearer } from '../helpers/http.js';
 import { databaseNow } from '../../src/db/clock.js';
+import { SYSTEM_CONTEXT } from '../../src/kernel/change-context.js';
 import { HeldKeys } from '../../src/modules/idempotency/idempotency.leases.js';
 
 /**
@@ -113,10 +114,12 @@ describe('Idempotency-Key leases (issue 20)', () => {
     const lapsed = await claim(t, 'overtaken', 100);
     await expect.poll(() => leaseOver(t, 'overtaken')).toBe(true);
     expect(await keys.releaseLapsed(lapsed)).toBe(true);
-    // What a creating service does in its transaction: its writes, then the note on its key.
+    // What a creating service does in its transaction: its writes (an order's stock, taken
+    // through the catalogue as placement takes it), then the note on its key.
     await expect(
       t.database.db.transaction().execute(async (trx) => {
-        await trx.updateTable('cheeses').set({ stock_grams: 0 }).where('id', '=', c.id).execute();
+        const { problems } = await t.app.modules.catalogue.provides.stock.reserve(trx, [{ cheeseId: c.id, grams: 20_000 }], SYSTEM_CONTEXT);
+        expect(problems).toEqual([]);
         await keys.markCreated(trx, lapsed, '/v2/orders/999');
       }),
     ).rejects.toMatchObject({ status: 409, type: 'conflict' });
