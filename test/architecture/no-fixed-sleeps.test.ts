@@ -16,7 +16,23 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const THIS_FILE = path.relative(ROOT, import.meta.filename);
 /** setTimeout(resolve, 1_500), sleep(2000), delay(600), setTimeoutPromise(800): a fixed wait of a literal duration. */
 const SLEEP = /\b(?:setTimeout\(\s*(?:r|resolve|res|done)\s*,|sleep\(|delay\(|wait\(|setTimeoutPromise\()\s*([0-9][0-9_]*)\s*\)/g;
+/** The same waits whose duration is a sum or product of names (`sleep(TTL_MS + 100)`), resolved from the file's numeric constants. */
+const SLEEP_EXPRESSION = /\b(?:setTimeout\(\s*(?:r|resolve|res|done)\s*,|sleep\(|delay\(|wait\(|setTimeoutPromise\()\s*([A-Za-z_][\w\s+\-*/.]*?)\s*\)/g;
+const NUMERIC_CONSTANT = /\bconst\s+([A-Za-z_]\w*)\s*=\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*;/g;
 const REASON = /\/\/ outside process: \S/;
+
+/** The value of `expression` (names, numbers, + - * / and parentheses) with the file's numeric constants, or undefined. */
+function durationOf(expression: string, constants: ReadonlyMap<string, number>): number | undefined {
+  let unresolved = false;
+  const arithmetic = expression.replace(/[A-Za-z_]\w*/g, (name) => {
+    const value = constants.get(name);
+    if (value === undefined) unresolved = true;
+    return String(value);
+  });
+  if (unresolved || !/^[\d\s+\-*/.()]+$/.test(arithmetic)) return undefined;
+  const value: unknown = new Function(`return (${arithmetic});`)();
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
 /** `performance.now() - started`, `Date.now() - t0`: the time elapsed since a reading of the clock. */
 const ELAPSED = /\b(?:performance\.now|Date\.now)\(\)\s*-\s*[\w(]/;
 /** `name = performance.now()` (a reading) or `name = (Date.now() - t0) / 1000` (an elapsed time). */
@@ -55,11 +71,13 @@ function filesUnder(dir: string, pattern: RegExp): string[] {
 
 /** `file:line: text` of every fixed sleep of `minMs` or more without its reason. */
 export function unexplainedSleeps(source: string, file: string, minMs = 500): string[] {
+  const constants = new Map([...source.matchAll(NUMERIC_CONSTANT)].map((m) => [m[1]!, Number(m[2]!.replaceAll('_', ''))] as const));
   const lines = source.split('\n');
   const found: string[] = [];
   lines.forEach((line, i) => {
-    for (const match of line.matchAll(SLEEP)) {
-      if (Number(match[1]!.replaceAll('_', '')) < minMs) continue;
+    const durations = [...[...line.matchAll(SLEEP)].map((m) => Number(m[1]!.replaceAll('_', ''))), ...[...line.matchAll(SLEEP_EXPRESSION)].map((m) => durationOf(m[1]!, constants))];
+    for (const ms of durations) {
+      if (ms === undefined || ms < minMs) continue;
       if (REASON.test(line) || REASON.test(lines[i - 1] ?? '')) continue;
       found.push(`${file}:${i + 1}: ${line.trim()}`);
     }
@@ -73,6 +91,11 @@ describe('time in tests and in src/', () => {
     expect(unexplainedSleeps('  await sleep(1_200);', 'x.ts')).toHaveLength(1);
     expect(unexplainedSleeps('  await sleep(499);', 'x.ts')).toHaveLength(0);
     expect(unexplainedSleeps('  // outside process: PostgreSQL restarts\n  await sleep(1500);', 'x.ts')).toHaveLength(0);
+    // A duration named by the file's constants counts as its value.
+    expect(unexplainedSleeps('const TTL_MS = 400;\n  await sleep(TTL_MS + 100);', 'x.ts')).toHaveLength(1);
+    expect(unexplainedSleeps('const LEASE_MS = 1_500;\n  await new Promise((r) => setTimeout(r, LEASE_MS * 2));', 'x.ts')).toHaveLength(1);
+    expect(unexplainedSleeps('const TICKS = 15;\nconst WATCH_MS = 10;\n  await sleep(TICKS * WATCH_MS);', 'x.ts')).toHaveLength(0);
+    expect(unexplainedSleeps('  await sleep(ms);', 'x.ts')).toHaveLength(0);
   });
 
   it('no test sleeps 500 ms or more but on an outside process, with its reason', () => {
