@@ -132,20 +132,10 @@ const TEST_EXEMPT = [/^test\/helpers\//, /^test\/architecture\//, /migration[s]?
  * any more fails, so the list only shrinks.
  */
 const TEST_ALLOWED: readonly { file: string; table: string; reason: string }[] = [
-  { file: 'test/dashboard/credential-step-up.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-a11y.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-keys.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-session.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'browser_sessions', reason: 'sign-in aged past the step-up window (browser_sessions.authenticated_at): a clock move once the dashboard\'s sessions read the test\'s clock' },
-  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'webhook_attempts', reason: 'ages a delivery past the log\'s retention, which no service can do without a clock' },
-  { file: 'test/dashboard/dashboard-webhooks.test.ts', table: 'webhook_deliveries', reason: 'ages a delivery past the log\'s retention, which no service can do without a clock' },
   { file: 'test/events/event-log-delivery.test.ts', table: 'outbox', reason: 'an outbox row as a writer still in its transaction leaves it (unsettled), which no service produces on demand' },
   { file: 'test/http/bounded-resources.test.ts', table: 'cheeses', reason: 'a row too large for the service\'s own validation, to prove the HTTP bound' },
   { file: 'test/http/caches.test.ts', table: 'cheeses', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
   { file: 'test/http/caches.test.ts', table: 'api_keys', reason: 'changed behind the caches\' back (no broadcast): only the cache TTL may reveal it' },
-  { file: 'test/idempotency/idempotency-leases.test.ts', table: 'cheeses', reason: 'a stock change behind the catalogue\'s back, in the middle of a leased request' },
-  { file: 'test/identity/authorization-matrix.test.ts', table: 'oauth_tokens', reason: 'expires a token at once (no clock for the oauth module yet)' },
-  { file: 'test/orders/order-authorization.test.ts', table: 'cheeses', reason: 'a cheese withdrawn behind the catalogue\'s back, between quote and order' },
   { file: 'test/platform/cross-instance-cache.test.ts', table: 'cheeses', reason: 'changed behind every instance\'s back (no NOTIFY): only the flush after a reconnect can show it' },
   { file: 'test/platform/prepared.test.ts', table: 'tags', reason: 'tests src/db/prepared.ts itself, on a real table' },
 ];

@@ -76,8 +76,10 @@ export async function runScenario(services: { pg: PrivatePostgres; redis: Privat
     load = new Load(cluster.base, world, seed);
     const startedAt = Date.now();
     load.start();
+    // outside process: the cluster's instances (child processes) serve the load this long before the fault.
     await sleep(WARM_MS);
     await fault({ cluster, world, load, window: (n, start, end) => windows.push({ name: n, start, end: end ?? Date.now() }), problems, limitsLocal: (start) => localLimits.push({ name: 'rate limits counted per instance', start, end: Date.now() }) });
+    // outside process: and this long after it, recovering under load.
     await sleep(AFTER_MS);
     await load.stop();
     const lastWrite = Math.max(0, ...load.renames.map((r) => r.t0), ...load.record.filter((e) => e.method !== 'GET').map((e) => e.t1));

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIAL_ACTIONS, guardCredentialActions } from '../../src/modules/dashboard/credential-actions.js';
 import type { DashboardContext } from '../../src/modules/dashboard/dashboard.context.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { JumpingClock } from '../helpers/clock.js';
 import { FormBrowser, signUpCustomer } from '../helpers/dashboard.js';
 import { Receiver } from '../helpers/receiver.js';
 
@@ -14,8 +15,9 @@ import { Receiver } from '../helpers/receiver.js';
  */
 let t: TestApp;
 let receiver: Receiver;
+const clock = new JumpingClock();
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ config: { clock } });
   receiver = await new Receiver().start();
 });
 afterAll(async () => {
@@ -45,9 +47,9 @@ async function staff(): Promise<Signed> {
   return { browser, accountId: Number(admin.id), password: t.config.adminPassword! };
 }
 
-/** The sign-in as if it were 11 minutes old (the window is measured from browser_sessions.authenticated_at). */
-async function stale(accountId: number) {
-  await db().updateTable('browser_sessions').set({ authenticated_at: new Date(Date.now() - 11 * 60_000).toISOString() }).where('account_id', '=', accountId).execute();
+/** 11 minutes later: the sign-in is past the step-up window (each case signs in afresh). */
+function stale() {
+  clock.advance(11 * 60_000);
 }
 
 /** Per action: who acts, what exists first, the form, and what the database says was made. */
@@ -129,7 +131,7 @@ describe('credential actions past the step-up window', () => {
       const test = CASES[action.url]!;
       const signed = await test.who();
       const path = await test.prepare(signed);
-      await stale(signed.accountId);
+      stale();
       const before = await test.made(signed);
 
       const asked = await signed.browser.post(path, test.fields);

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/kernel/clock.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { JumpingClock } from '../helpers/clock.js';
 import { FormBrowser, signUpCustomer } from '../helpers/dashboard.js';
 
 /** The API keys page (issue 19, page 2): create (shown once), roll, revoke, the 3-key cap, step-up for live keys. */
 let t: TestApp;
 let live: TestApp;
+const liveClock = new JumpingClock();
 beforeAll(async () => {
   t = await createTestApp();
-  live = await createTestApp({ env: 'production' });
+  live = await createTestApp({ env: 'production', config: { clock: liveClock } });
 });
 afterAll(async () => {
   await t?.close();
@@ -134,8 +136,8 @@ describe('rolling and revoking', () => {
 describe('live keys ask for the password again after 10 minutes', () => {
   it('asks for it, refuses a wrong one with nothing created, and creates with the right one', async () => {
     const { customer, browser } = await signedIn(live);
-    const stale = new Date(Date.now() - 11 * 60_000).toISOString();
-    await live.database.db.updateTable('browser_sessions').set({ authenticated_at: stale }).where('account_id', '=', customer.accountId).execute();
+    // 11 minutes after the sign-in.
+    liveClock.advance(11 * 60_000);
     const form = await browser.get('/dashboard/keys/new');
     expect(form.html).toContain('id="password"');
     const fields = { name: 'live one', scopes: 'read:cheeses', expires: 'never' };

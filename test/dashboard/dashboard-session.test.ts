@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { JumpingClock } from '../helpers/clock.js';
 import { FormBrowser, signUpCustomer } from '../helpers/dashboard.js';
 
 /** The dashboard's sign-in, session cookie, headers and CSRF (issue 19), over real HTTP on both dialects. */
 let t: TestApp;
+const clock = new JumpingClock();
 beforeAll(async () => {
-  t = await createTestApp();
+  t = await createTestApp({ config: { clock } });
 });
 afterAll(async () => t?.close());
 
@@ -108,8 +110,7 @@ describe('the session', () => {
     const browser = new FormBrowser(t.http.baseUrl);
     await browser.signIn(customer.username, customer.password);
     expect((await browser.get('/dashboard')).status).toBe(200);
-    const idle = new Date(Date.now() - 121 * 60_000).toISOString();
-    await t.database.db.updateTable('browser_sessions').set({ last_seen_at: idle }).where('account_id', '=', customer.accountId).execute();
+    clock.advance(121 * 60_000);
     expect((await browser.get('/dashboard')).status).toBe(303);
     expect(await sessionRows(customer.accountId)).toHaveLength(0);
   });
@@ -118,7 +119,13 @@ describe('the session', () => {
     const customer = await signUpCustomer(t);
     const browser = new FormBrowser(t.http.baseUrl);
     await browser.signIn(customer.username, customer.password);
-    await t.database.db.updateTable('browser_sessions').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('account_id', '=', customer.accountId).execute();
+    // Used every 100 minutes (never 2 hours idle) for 11 h 40 min: still open.
+    for (let step = 0; step < 7; step++) {
+      clock.advance(100 * 60_000);
+      expect((await browser.get('/dashboard')).status).toBe(200);
+    }
+    // 21 minutes later, 12 hours and a minute after the sign-in: over, though used 21 minutes ago.
+    clock.advance(21 * 60_000);
     expect((await browser.get('/dashboard')).status).toBe(303);
   });
 

@@ -2,6 +2,7 @@ import { HtmlValidate } from 'html-validate';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { JumpingClock } from '../helpers/clock.js';
 import { bearer } from '../helpers/http.js';
 import { FormBrowser, signUpCustomer, type Page } from '../helpers/dashboard.js';
 import { Receiver } from '../helpers/receiver.js';
@@ -15,8 +16,12 @@ import { Receiver } from '../helpers/receiver.js';
 let t: TestApp;
 let receiver: Receiver;
 let seq = 0;
+const clock = new JumpingClock();
 beforeAll(async () => {
-  t = await createTestApp({ workers: true });
+  // A failed attempt's next one is a day away: a delivery waiting between two attempts stays so.
+  // The pages' own events are test events, one attempt each, which no schedule touches.
+  const webhooks = { retryScheduleS: [0, 86_400], timeoutMs: 2000, retentionDays: 30, concurrency: 16, endpointConcurrency: 4, accountConcurrency: 4, pollMs: 200 };
+  t = await createTestApp({ workers: true, config: { clock, webhooks } });
   receiver = await new Receiver().start();
 });
 afterAll(async () => {
@@ -75,7 +80,8 @@ async function sendTest(browser: FormBrowser, id: number): Promise<Page> {
 const deliveries = (id: number) => t.database.db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'state']).where('webhook_id', '=', id).orderBy('id').execute();
 const webhookRow = (id: number) => t.database.db.selectFrom('webhooks').select(['id', 'active', 'secret_ciphertext', 'previous_secret_expires_at', 'events', 'description']).where('id', '=', id).executeTakeFirst();
 const apiLog = async (id: number, headers: Record<string, string>, query = '') => (await t.http.get(`/v2/webhooks/${id}/deliveries${query}`, { headers })).body.items as { id: number; eventId: string; attempt: number; outcome: string }[];
-const stale = (accountId: number) => t.database.db.updateTable('browser_sessions').set({ authenticated_at: new Date(Date.now() - 11 * 60_000).toISOString() }).where('account_id', '=', accountId).execute();
+/** 11 minutes on: every sign-in so far is past the step-up window. */
+const stale = () => clock.advance(11 * 60_000);
 
 /** Two dead-lettered test events on a webhook whose receiver answers 500 until `healthy` says otherwise. */
 async function withDeadLetters(browser: FormBrowser, count = 2) {
@@ -332,17 +338,27 @@ describe('the attempt log\'s filters', () => {
   });
 
   it('Pending: failed attempts whose event still waits for its next attempt', async () => {
-    const { browser } = await signedIn();
-    const hook = await withDeadLetters(browser, 2);
-    const [waiting] = hook.rows;
-    // As a delivery looks between two attempts: its latest attempt failed, the next one due tomorrow.
-    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
-    await t.database.db.updateTable('webhook_attempts').set({ outcome: 'failed', next_attempt_at: tomorrow }).where('delivery_id', '=', waiting!.id).execute();
-    await t.database.db.updateTable('webhook_deliveries').set({ state: 'pending', next_attempt_at: tomorrow }).where('id', '=', waiting!.id).execute();
+    const { browser, api } = await signedIn();
+    const hook = await withDeadLetters(browser, 1);
+    const [deadLettered] = hook.rows;
+    // An order: its first attempt fails (the receiver answers 500) and the next is a day away.
+    const staff = bearer(await t.key(['admin']));
+    const cheese = await t.http.post('/v2/cheeses', { headers: staff, json: { name: `Pending cheese ${++seq}`, pricePerKg: 20, stockQuantityKg: 10, status: 'available' } });
+    expect(cheese.status).toBe(201);
+    const placed = await t.http.post('/v2/orders', { headers: api, json: { items: [{ cheeseId: cheese.body.id, quantity_kg: 1 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Lyon', country: 'FR' } } } });
+    expect(placed.status, placed.text).toBe(201);
+    const attempted = async () => {
+      const row = (await deliveries(hook.id)).find((d) => d.id !== deadLettered!.id);
+      const tried = row && (await t.database.db.selectFrom('webhook_attempts').select('outcome').where('delivery_id', '=', row.id).execute());
+      return row && tried?.length ? { row, outcomes: tried.map((a) => a.outcome) } : undefined;
+    };
+    await expect.poll(attempted, { timeout: 10_000 }).toBeDefined();
+    const { row: waiting, outcomes } = (await attempted())!;
+    expect([waiting.state, outcomes]).toEqual(['pending', ['failed']]);
     const pending = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=pending`);
     expect(pending.html).toContain(waiting!.event_id);
     expect(pending.html).toContain('<td data-label="Outcome"><span class="badge badge-info">Pending</span></td>');
-    expect(pending.html).not.toContain(hook.rows[1]!.event_id);
+    expect(pending.html).not.toContain(deadLettered!.event_id);
     const failed = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=failed`);
     expect(failed.html).toContain(waiting!.event_id);
     const dead = await browser.get(`/dashboard/webhooks/${hook.id}/deliveries?outcome=dead_lettered`);
@@ -440,7 +456,7 @@ describe('step-up', () => {
     const { customer, browser } = await signedIn();
     const hook = await withDeadLetters(browser, 1);
     const before = await webhookRow(hook.id);
-    await stale(customer.accountId);
+    stale();
 
     await browser.get(`/dashboard/webhooks/${hook.id}`);
     const asked = await browser.post(`/dashboard/webhooks/${hook.id}/rotate-secret`);

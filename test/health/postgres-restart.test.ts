@@ -124,6 +124,7 @@ describeWithCluster('PostgreSQL stopped and restarted under load (issue 20)', ()
       await new Promise((r) => setTimeout(r, 1500));
       const stoppedAt = Date.now();
       cluster.stopImmediate();
+      // outside process: the private PostgreSQL stays down this long.
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
       await cluster.start();
       const restartedAt = Date.now();

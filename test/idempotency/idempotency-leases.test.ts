@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestStorage, type TestStorage } from '../helpers/database.js';
 import { bearer } from '../helpers/http.js';
+import { databaseNow } from '../../src/db/clock.js';
+import { SYSTEM_CONTEXT } from '../../src/kernel/change-context.js';
 import { HeldKeys } from '../../src/modules/idempotency/idempotency.leases.js';
 
 /**
@@ -26,7 +28,6 @@ afterAll(async () => {
   await storage.dispose();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function cheese(stockQuantityKg = 20) {
   return (await t.http.post('/v2/cheeses', { headers: staff, json: { name: `Leased cheese ${++seq}`, pricePerKg: 20, stockQuantityKg } })).body as { id: number };
 }
@@ -56,24 +57,21 @@ describe('Idempotency-Key leases (issue 20)', () => {
     const now = new Date();
     const claimed = await t.app.modules.idempotency.provides.keys.claim({ scope: twin.scope, key: 'died-mid-request', fingerprint: twin.fingerprint, credential: twin.credential!, accountId: twin.account_id, leaseMs: LEASE_MS, now: now.toISOString(), expiresAt: new Date(now.getTime() + 3_600_000).toISOString() });
     expect(claimed).toBeDefined();
-    const diedAt = Date.now();
+    const { locked_until: leaseEnd } = await t.database.db.selectFrom('idempotency_keys').select('locked_until').where('id', '=', claimed!).executeTakeFirstOrThrow();
     const early = await post(t, me, 'died-mid-request', order(c.id));
     expect([early.status, early.headers.get('retry-after')]).toEqual([409, '1']);
-    // The client retries as told (every second here, faster to measure): the key comes free within the lease.
+    // The client retries as told (every 100 ms here): the key comes free once the lease is over,
+    // long before REQUEST_TIMEOUT_MS (60 s), which is the poll's bound.
     let retry = early;
-    while (retry.status === 409 && Date.now() - diedAt < LEASE_MS + 5000) {
-      await sleep(100);
-      retry = await post(t, me, 'died-mid-request', order(c.id));
-    }
-    const freeAfter = Date.now() - diedAt;
-    expect(retry.status).toBe(201);
+    await expect
+      .poll(async () => (retry = await post(t, me, 'died-mid-request', order(c.id))).status, { timeout: LEASE_MS + 5000, interval: 100 })
+      .toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
-    expect(freeAfter).toBeGreaterThanOrEqual(LEASE_MS - 200);
-    expect(freeAfter).toBeLessThan(LEASE_MS + 5000);
+    // Not before the lease was over, by the clock the lease is judged on (the database's).
+    expect(new Date(await databaseNow(t.database.db)).getTime()).toBeGreaterThanOrEqual(new Date(leaseEnd).getTime());
     // The retry's answer is now the recorded one.
     const replay = await post(t, me, 'died-mid-request', order(c.id));
     expect([replay.status, replay.headers.get('idempotent-replayed'), replay.body.id]).toEqual([201, 'true', retry.body.id]);
-    console.error(`idempotency lease: a dead instance's key was free for its retry after ${freeAfter} ms (lease ${LEASE_MS} ms)`);
   });
 
   it('a key taken over after the lease still answers with what the first request committed, never creating it twice', async () => {
@@ -93,7 +91,7 @@ describe('Idempotency-Key leases (issue 20)', () => {
   it("a holder whose lease lapsed and whose key a retry claimed again cannot renew, complete, release or note a creation on the retry's record", async () => {
     const keys = t.app.modules.idempotency.provides.keys;
     const lapsed = await claim(t, 'lapsed-holder', 200);
-    await sleep(400);
+    await expect.poll(() => leaseOver(t, 'lapsed-holder')).toBe(true);
     // The retry: the lapsed record goes, the key is claimed afresh (what begin() does).
     expect(await keys.releaseLapsed(lapsed)).toBe(true);
     expect(await keys.releaseLapsed(lapsed)).toBe(false);
@@ -114,12 +112,14 @@ describe('Idempotency-Key leases (issue 20)', () => {
     const c = await cheese();
     const keys = t.app.modules.idempotency.provides.keys;
     const lapsed = await claim(t, 'overtaken', 100);
-    await sleep(300);
+    await expect.poll(() => leaseOver(t, 'overtaken')).toBe(true);
     expect(await keys.releaseLapsed(lapsed)).toBe(true);
-    // What a creating service does in its transaction: its writes, then the note on its key.
+    // What a creating service does in its transaction: its writes (an order's stock, taken
+    // through the catalogue as placement takes it), then the note on its key.
     await expect(
       t.database.db.transaction().execute(async (trx) => {
-        await trx.updateTable('cheeses').set({ stock_grams: 0 }).where('id', '=', c.id).execute();
+        const { problems } = await t.app.modules.catalogue.provides.stock.reserve(trx, [{ cheeseId: c.id, grams: 20_000 }], SYSTEM_CONTEXT);
+        expect(problems).toEqual([]);
         await keys.markCreated(trx, lapsed, '/v2/orders/999');
       }),
     ).rejects.toMatchObject({ status: 409, type: 'conflict' });
@@ -128,17 +128,23 @@ describe('Idempotency-Key leases (issue 20)', () => {
 
   it('the instance renews the keys it holds in one statement: a long request keeps its key past the base lease; dropped, it lapses', async () => {
     const keys = t.app.modules.idempotency.provides.keys;
-    const leases = new HeldKeys(keys, 600);
+    // The instance's renewals, counted: the test waits for them, not for a length of time.
+    let renewals = 0;
+    const counted = { renew: (ids: readonly number[], leaseMs: number) => keys.renew(ids, leaseMs).finally(() => renewals++), releaseRunning: (ids: readonly number[]) => keys.releaseRunning(ids) } as unknown as typeof keys;
+    const leases = new HeldKeys(counted, 600);
     const held = await claim(t, 'renewed', 600);
     await claim(t, 'not-renewed', 600);
     leases.hold(held);
     try {
-      await sleep(2000); // more than three leases
+      // Nine renewals, one every third of a lease at the soonest: more than three leases have passed.
+      await expect.poll(() => renewals, { timeout: 15_000, interval: 50 }).toBeGreaterThanOrEqual(9);
       expect(await leaseOver(t, 'renewed')).toBe(false);
       expect(await leaseOver(t, 'not-renewed')).toBe(true);
       leases.drop(held);
-      await sleep(1200);
-      expect(await leaseOver(t, 'renewed')).toBe(true);
+      const dropped = renewals;
+      await expect.poll(() => leaseOver(t, 'renewed'), { timeout: 10_000 }).toBe(true);
+      // At most the renewal under way when it was dropped.
+      expect(renewals - dropped).toBeLessThanOrEqual(1);
     } finally {
       await leases.close();
     }
@@ -159,7 +165,15 @@ describe('Idempotency-Key leases (issue 20)', () => {
     });
     await isLocked;
     const slow = post(t, me, 'slow-request', order(c.id));
-    await sleep(LEASE_MS * 2 + 500);
+    // Wait for a renewal made two leases after the claim (by the database's clock, which sets
+    // and judges the lease): its lease ends three leases after the first one began.
+    const leaseEnd = async () => {
+      const row = await t.database.db.selectFrom('idempotency_keys').select('locked_until').where('idempotency_key', '=', 'slow-request').executeTakeFirst();
+      return row ? new Date(row.locked_until).getTime() : undefined;
+    };
+    await expect.poll(leaseEnd, { timeout: 10_000, interval: 50 }).toBeDefined();
+    const firstEnd = (await leaseEnd())!;
+    await expect.poll(async () => (await leaseEnd())! - firstEnd, { timeout: LEASE_MS * 2 + 10_000, interval: 50 }).toBeGreaterThanOrEqual(LEASE_MS * 2);
     // Two leases later the first request still runs: its key is still held, not taken over.
     const retry = await post(t, me, 'slow-request', order(c.id));
     expect(retry.status).toBe(409);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { apiKey, bearer } from '../helpers/http.js';
 import type { Scope } from '../../src/kernel/scopes.js';
-import { createHash } from 'node:crypto';
+import { ACCESS_TOKEN_TTL_S } from '../../src/modules/oauth/oauth.service.js';
 import { authorizeThroughForms } from '../helpers/oauth.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
@@ -144,15 +144,15 @@ beforeAll(async () => {
   // OAuth: a client registered by staff; client-credentials tokens act as the staff account.
   const client = (await dev.http.post('/v2/oauth-clients', { headers: bearer(c.admin), json: { name: 'Matrix', type: 'confidential', grants: ['authorization_code', 'client_credentials'], scopes: ['admin', 'read:cheeses', 'read:profile', 'write:profile'], redirectUris: [REDIRECT] } })).body;
   oauthClient = { id: client.clientId, basic: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` };
+  c.oauthExpired = await clientCredentials('admin');
+  // An hour and 1.6 s on the dev app's clock: the OAuth token above (an hour) and the expired key
+  // (1.5 s) are over; every credential below is made after, and lives.
+  devClock.advance(ACCESS_TOKEN_TTL_S * 1000 + 1600);
   c.oauthStaff = await clientCredentials('admin');
   c.oauthReader = await clientCredentials('read:cheeses');
   c.oauthRevoked = await clientCredentials('admin');
   expect((await formPost('/oauth/revoke', { token: c.oauthRevoked })).status).toBe(200);
-  c.oauthExpired = await clientCredentials('admin');
-  await dev.database.db.updateTable('oauth_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('token_hash', '=', createHash('sha256').update(c.oauthExpired).digest('hex')).execute();
   c.sandboxTest = await sandbox.key(['admin']);
-  // The expired key's 1.5 s pass on the dev app's clock (set past the wall's, where the expired OAuth token stands).
-  devClock.set(Date.now() + 1600);
 }, 60_000);
 afterAll(() => Promise.all([dev?.close(), production?.close(), sandbox?.close()]));
 

@@ -127,9 +127,9 @@ describe.skipIf(!REDIS)('rate limits in Redis', () => {
 describe('when Redis is down', () => {
   it('requests are served at once and counted on this instance', async () => {
     const { t } = await app({}, { config: { redisUrl: 'redis://127.0.0.1:1' } });
-    const started = Date.now();
+    // Answered, and counted here: nothing waits for a Redis that refuses (no offline queue); a
+    // request that did would outlast the test's timeout.
     const { statuses } = await burst(t, { 'x-api-key': await customerKey(t) }, 4);
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

@@ -69,6 +69,13 @@ async function newCheese(pricePerKg: number, stockKg: number): Promise<number> {
   return created.body.id as number;
 }
 
+/** Another admin's edit of the price, through the API (PUT the cheese as read, a new price). */
+async function reprice(cheeseId: number, pricePerKg: number): Promise<void> {
+  const { body } = await t.http.get(`/v2/cheeses/${cheeseId}`, { headers: staff });
+  const replaced = await t.http.put('/v2/cheeses', { headers: staff, json: { ...body, pricePerKg } });
+  expect(replaced.status, replaced.text).toBe(200);
+}
+
 const ordersOf = (cheeseId: number) => t.database.db.selectFrom('order_items').innerJoin('orders', 'orders.id', 'order_items.order_id').select(['orders.id', 'orders.total_cents', 'orders.payment_reference']).where('order_items.cheese_id', '=', cheeseId).execute();
 
 beforeAll(async () => {
@@ -106,7 +113,7 @@ describe('payment authorisation outside the order transaction', () => {
     const cheeseId = await newCheese(10, 10);
     // The price changes while the first authorisation is in flight (another admin's edit).
     const { payments, calls } = provider(async (n) => {
-      if (n === 1) await t.database.db.updateTable('cheeses').set({ price_cents: 1200 }).where('id', '=', cheeseId).execute();
+      if (n === 1) await reprice(cheeseId, 12);
     });
     const placed = await place(placementWith(payments), order(cheeseId, 1000));
     const fee = placed.order.shipping_fee_cents;
@@ -123,7 +130,7 @@ describe('payment authorisation outside the order transaction', () => {
     const cheeseId = await newCheese(10, 10);
     // Another admin edits the price while each authorisation is in flight: the locked total never matches.
     const { payments, calls } = provider(async (n) => {
-      await t.database.db.updateTable('cheeses').set({ price_cents: 1000 + 100 * n }).where('id', '=', cheeseId).execute();
+      await reprice(cheeseId, 10 + n);
     });
     await expect(place(placementWith(payments), order(cheeseId, 1000))).rejects.toMatchObject({ status: 409, message: expect.stringMatching(/Prices changed while the order was being placed/) });
     expect(calls.map((call) => call.kind)).toEqual(['authorize', 'void', 'authorize', 'void', 'authorize', 'void']);

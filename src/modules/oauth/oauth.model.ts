@@ -57,6 +57,11 @@ export interface ModelDependencies {
    * grant; after it, for a replay, which revokes the grant. 0: always a replay.
    */
   reuseIntervalMs: number;
+  /**
+   * An access token's life, counted on `clock`: OAuthTokenResolver judges its expiry on that
+   * clock, not the library's (the system's), which counts only codes and refresh tokens it judges.
+   */
+  accessTokenTtlMs: number;
   clock?: Clock;
 }
 
@@ -172,7 +177,8 @@ export function createModel(deps: ModelDependencies, authenticateClients: boolea
       const at = now();
       const scopes = (token.scope ?? []).join(' ');
       const grantId = user.grantId ?? (await tokens.createGrant({ clientRowId: client.rowId, accountId: user.accountId, scopes, now: at }));
-      const issued: NewToken[] = [{ grantId, kind: 'access_token', tokenHash: hashToken(token.accessToken), scopes, expiresAt: token.accessTokenExpiresAt!.toISOString(), now: at }];
+      const expiresAt = new Date(Date.parse(at) + deps.accessTokenTtlMs).toISOString();
+      const issued: NewToken[] = [{ grantId, kind: 'access_token', tokenHash: hashToken(token.accessToken), scopes, expiresAt, now: at }];
       // A refresh token only for clients registered for that grant (the library would always make one).
       const refresh = token.refreshToken !== undefined && client.grants.includes('refresh_token');
       if (refresh) issued.push({ grantId, kind: 'refresh_token', tokenHash: hashToken(token.refreshToken!), scopes, expiresAt: token.refreshTokenExpiresAt!.toISOString(), now: at });

@@ -87,7 +87,7 @@ export class AuthorizationServer {
       requireClientAuthentication: { refresh_token: false },
       alwaysIssueNewRefreshToken: true,
     };
-    const model = { tokens: options.tokens, clients: options.clients, onReuse, reuseIntervalMs: options.refreshReuseIntervalSeconds * 1000, clock: options.clock };
+    const model = { tokens: options.tokens, clients: options.clients, onReuse, reuseIntervalMs: options.refreshReuseIntervalSeconds * 1000, accessTokenTtlMs: ACCESS_TOKEN_TTL_S * 1000, clock: options.clock };
     this.#tokenEndpoint = new OAuth2Server({ ...common, model: createModel(model, true) });
     this.#authorizeEndpoint = new OAuth2Server({ ...common, model: createModel(model, false) });
   }
