@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -89,10 +90,11 @@ const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
 // Two cores: two test files at a time, each with its own database.
 export default defineConfig({
-  // Tests run the SDK from its sources, as the CLI's bin does (the `@fromagerie/source` export
-  // condition, before Vite's own server conditions): `npm test` on a fresh clone needs no
-  // `npm run sdk:build` first.
-  ssr: { resolve: { conditions: ['@fromagerie/source', 'module', 'node', 'development|production'] } },
+  // Tests run the SDK from its sources, as the CLI's bin does (its `@fromagerie/source` export
+  // condition): `npm test` on a fresh clone needs no `npm run sdk:build` first. An alias, not
+  // the condition itself: extra conditions also reach other packages (prom-client's optional
+  // @opentelemetry/api then resolved to a build Node cannot load).
+  resolve: { alias: [{ find: /^@fromagerie\/sdk$/, replacement: fileURLToPath(new URL('packages/sdk/src/index.ts', import.meta.url)) }] },
   test: {
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
