@@ -123,8 +123,10 @@ describe('delivery', () => {
     expect(await t.database.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', theirs.id).execute()).toEqual([]);
     expect(receiver.at('/theirs')).toEqual([]);
     expect(theirs.id).toBeGreaterThan(0);
-    const log = await attempts(mine.id, me);
-    expect(log.items).toEqual([expect.objectContaining({ eventId: payload.id, eventType: 'order.placed', attempt: 1, outcome: 'delivered', statusCode: 200, error: null, nextAttemptAt: null })]);
+    // The attempt is logged once the receiver's answer is in: after the receiver saw the request.
+    await expect
+      .poll(async () => (await attempts(mine.id, me)).items)
+      .toEqual([expect.objectContaining({ eventId: payload.id, eventType: 'order.placed', attempt: 1, outcome: 'delivered', statusCode: 200, error: null, nextAttemptAt: null })]);
   });
 
   it('POST /test sends webhook.test at once and answers with the outcome; a failing receiver gets one attempt, dead-lettered', async () => {
