@@ -5,6 +5,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { runsBackgroundWork, startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
+import { startTracing } from './kernel/tracing.js';
+import { API_VERSION } from './version.js';
 import { jobsOf, workersOf } from './modules.js';
 import { PROBE_PATHS } from './modules/health/health.module.js';
 import { serveMetrics, type MetricsOutcome } from './modules/metrics/metrics.module.js';
@@ -13,7 +15,10 @@ import { serveMetrics, type MetricsOutcome } from './modules/metrics/metrics.mod
 const FINISH_IN_FLIGHT_MS = 10_000;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
+  // OpenTelemetry is loaded here only, and only with an OTLP endpoint set (src/kernel/tracing.ts).
+  const tracer = await startTracing(loaded.tracing, { serviceVersion: API_VERSION });
+  const config = { ...loaded, tracer };
   // One database and one set of services serve the bootstrap and then the requests.
   const database = openDatabase(config);
   const app = await buildApp(config, { database });
@@ -62,6 +67,8 @@ async function main(): Promise<void> {
     await app.close();
     // Only now: the app's onClose hooks (the broadcast, leases) still use the pool.
     await database.close();
+    // The last spans go out, within a bound: a dead collector never holds the exit.
+    await tracer.shutdown();
   });
   // Fastify runs onClose hooks in reverse: this one runs before those buildApp registered.
   app.addHook('onClose', async () => {
