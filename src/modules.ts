@@ -70,6 +70,7 @@ export function createModules(
     warn: (message) => log(message, {}),
     planCacheMs: config.planCacheMs,
     clock,
+    tracer: config.tracer,
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
   const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30, clock });
@@ -167,6 +168,7 @@ export function createModules(
   });
   const webhooks = createWebhooksModule({
     db,
+    tracer: config.tracer,
     environment: config.env,
     outbox: outbox.provides.outbox,
     accounts: identity.provides.directory,

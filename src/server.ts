@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   }
   const { readiness } = app.modules.health.provides;
   const runsJobs = runsBackgroundWork(config.role);
-  const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs) : undefined;
+  const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs, tracer) : undefined;
   const workers = runsJobs ? workersOf(app.modules) : [];
   let workStopped: Promise<unknown> | undefined;
   // Jobs finish the run in progress (its leases are then released by its own transaction).

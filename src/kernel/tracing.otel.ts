@@ -91,19 +91,22 @@ export function openTelemetryTracing(service: TracedService, tracesUrl: string):
   };
   const headerSetter = { set: (carrier: Record<string, string>, key: string, value: string) => (carrier[key] = value) };
 
+  async function run<T>(parent: Context, name: string, attributes: SpanAttributes, work: (span: ActiveSpan) => Promise<T>, kind: SpanKind): Promise<T> {
+    const span = tracer.startSpan(name, { kind: KINDS[kind], attributes: clean(attributes) }, parent);
+    try {
+      return await contexts.with(trace.setSpan(parent, span), () => work(handle(span)));
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
   return {
     enabled: true,
-    async inSpan(name, attributes, work, kind = 'internal') {
-      const span = tracer.startSpan(name, { kind: KINDS[kind], attributes: clean(attributes) }, contexts.active());
-      try {
-        return await contexts.with(trace.setSpan(contexts.active(), span), () => work(handle(span)));
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-        throw error;
-      } finally {
-        span.end();
-      }
-    },
+    inSpan: (name, attributes, work, kind = 'internal') => run(contexts.active(), name, attributes, work, kind),
+    inRootSpan: (name, attributes, work) => run(ROOT_CONTEXT, name, attributes, work, 'internal'),
     startRequestSpan(request) {
       const parent = propagator.extract(ROOT_CONTEXT, request.headers, headerGetter);
       const span = tracer.startSpan(

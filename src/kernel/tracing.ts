@@ -37,6 +37,8 @@ export interface Tracing {
   readonly enabled: boolean;
   /** Runs `work` in a child of the current span (a root when none), ended when it settles; failed if it throws. */
   inSpan<T>(name: string, attributes: SpanAttributes, work: (span: ActiveSpan) => Promise<T>, kind?: SpanKind): Promise<T>;
+  /** Runs `work` in a new trace: background work (a job's run, a webhook delivery), whatever woke it. */
+  inRootSpan<T>(name: string, attributes: SpanAttributes, work: (span: ActiveSpan) => Promise<T>): Promise<T>;
   /** A SERVER span continuing the request's W3C `traceparent` when it has one. */
   startRequestSpan(request: IncomingRequest): RequestSpan | undefined;
   /** The current span's ids, for log lines and the request log. */
@@ -52,6 +54,7 @@ const noSpan: ActiveSpan = { set: () => undefined, fail: () => undefined };
 export const noTracing: Tracing = {
   enabled: false,
   inSpan: (_name, _attributes, work) => work(noSpan),
+  inRootSpan: (_name, _attributes, work) => work(noSpan),
   startRequestSpan: () => undefined,
   traceIds: () => undefined,
   inject: () => undefined,

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing } from '../../src/kernel/tracing.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import { Receiver } from '../helpers/receiver.js';
+
+const CLIENT = 3;
 
 const SERVER = 2;
 
@@ -14,7 +17,7 @@ beforeAll(async () => {
   receiver = await new OtlpReceiver().start();
   const tracing = { endpoint: receiver.endpoint };
   const tracer = await startTracing(tracing, { serviceVersion: 'test' });
-  t = await createTestApp({ seed: true, logLines, config: { tracing, tracer } });
+  t = await createTestApp({ seed: true, logLines, workers: true, config: { tracing, tracer } });
   auth = { authorization: `Bearer ${await t.key(['admin'])}` };
 });
 
@@ -54,5 +57,79 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(span.parentSpanId).toBe(parent);
     expect(span.attributes['http.response.status_code']).toBe(created.status);
     await expect.poll(() => receiver.spans.some((s) => s.parentSpanId === span.spanId && s.attributes['db.operation.name'] === 'INSERT'), { timeout: 10_000 }).toBe(true);
+  });
+
+  it('names the trace in the request log entry and in the log lines of the request', async () => {
+    const answer = await t.http.get('/v2/cheeses?limit=2', { headers: { ...auth, 'x-request-id': 'traced-request-1' } });
+    expect(answer.status).toBe(200);
+    let entry: { traceId: string | null } | undefined;
+    await expect.poll(async () => (entry = (await t.http.get('/v2/request-logs/traced-request-1', { headers: auth })).body).traceId, { timeout: 10_000 }).toMatch(/^[0-9a-f]{32}$/);
+    const span = await serverSpan((s) => s.traceId === entry!.traceId);
+    expect(span.attributes).toMatchObject({ 'url.path': '/v2/cheeses', 'http.route': '/v2/cheeses' });
+    const lines = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.requestId === 'traced-request-1');
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((line) => line.trace_id === span.traceId && typeof line.span_id === 'string')).toBe(true);
+  });
+
+  it('traces a webhook delivery in a trace of its own, with the send as a CLIENT span whose traceparent the receiver gets', async () => {
+    const hooks = await new Receiver().start();
+    try {
+      const created = await t.http.post('/v2/webhooks', { headers: auth, json: { url: hooks.url('/traced'), events: ['order.*'] } });
+      expect(created.status, created.text).toBe(201);
+      expect((await t.http.post(`/v2/webhooks/${created.body.id}/test`, { headers: auth })).status).toBeLessThan(300);
+      await expect.poll(() => hooks.received.length, { timeout: 10_000 }).toBeGreaterThan(0);
+      const traceparent = String(hooks.received[0]!.headers.traceparent);
+      const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(traceparent) ?? [];
+      expect(traceId).toBeDefined();
+      await expect.poll(() => receiver.spans.find((s) => s.spanId === spanId), { timeout: 10_000 }).toBeDefined();
+      const send = receiver.spans.find((s) => s.spanId === spanId)!;
+      expect(send).toMatchObject({ kind: CLIENT, name: 'POST', traceId });
+      expect(send.attributes).toMatchObject({ 'http.response.status_code': 200, 'url.full': hooks.url('/traced'), 'server.address': '127.0.0.1' });
+      await expect.poll(() => receiver.spans.find((s) => s.spanId === send.parentSpanId)?.name, { timeout: 10_000 }).toBe('webhook.deliver');
+      expect(receiver.spans.find((s) => s.spanId === send.parentSpanId)!.parentSpanId).toBeUndefined();
+    } finally {
+      await hooks.close();
+    }
+  });
+});
+
+describe('traces of Redis commands (REDIS_URL set, rate limits on)', () => {
+  it('exports a CLIENT span per Redis command, a child of the request span, naming the command only', async () => {
+    const tracing = { endpoint: receiver.endpoint };
+    const tracer = await startTracing(tracing, { serviceVersion: 'test' });
+    const limited = await createTestApp({
+      config: { tracing, tracer, redisUrl: 'redis://127.0.0.1:6379', rateLimits: { enabled: true, free: { perHour: 100, burst: 10 }, pro: { perHour: 10_000, burst: 100 }, enterprise: { perSecond: 1000, burst: 1000 }, perMinute: 1000 } },
+    });
+    try {
+      const key = await limited.key(['admin']);
+      expect((await limited.http.get('/v2/cheeses', { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'traced-redis-1' } })).status).toBe(200);
+      const span = await serverSpan((s) => s.attributes['url.path'] === '/v2/cheeses' && s.resource['service.instance.id'] !== undefined && receiver.spans.some((c) => c.parentSpanId === s.spanId && c.attributes['db.system.name'] === 'redis'));
+      const redis = receiver.spans.find((c) => c.parentSpanId === span.spanId && c.attributes['db.system.name'] === 'redis')!;
+      expect(redis).toMatchObject({ kind: CLIENT, name: 'EVALSHA' });
+      expect(Object.keys(redis.attributes).sort()).toEqual(['db.operation.name', 'db.system.name']);
+    } finally {
+      await limited.close();
+      await tracer.shutdown();
+    }
+  });
+});
+
+describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
+  it('exports nothing and keeps no trace id in the request log or the log lines', async () => {
+    const lines: string[] = [];
+    const plain = await createTestApp({ logLines: lines });
+    try {
+      const before = receiver.spans.length;
+      const key = await plain.key(['admin']);
+      const headers = { authorization: `Bearer ${key}`, 'x-request-id': 'untraced-request-1' };
+      expect((await plain.http.get('/v2/cheeses', { headers })).status).toBe(200);
+      await expect.poll(async () => (await plain.http.get('/v2/request-logs/untraced-request-1', { headers })).status, { timeout: 10_000 }).toBe(200);
+      expect((await plain.http.get('/v2/request-logs/untraced-request-1', { headers })).body.traceId).toBeNull();
+      expect(lines.some((line) => line.includes('trace_id'))).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(receiver.spans.slice(before).some((s) => s.attributes['url.path'] === '/v2/cheeses' && s.resource['service.version'] !== 'test')).toBe(false);
+    } finally {
+      await plain.close();
+    }
   });
 });
