@@ -7,7 +7,7 @@ import { ENVIRONMENT_MULTIPLIERS } from '../modules/limits/limits.module.js';
 import { defaultAccountConcurrency } from '../modules/webhooks/webhooks.module.js';
 import { trustEntryProblem } from '../http/trusted-proxies.js';
 import { numeric, optional, refuse, text, unset, variable, type Get } from './variable.js';
-import { TRACING } from './tracing.variables.js';
+import { TRACING } from './tracing-variables.js';
 
 /** Seconds, fractions allowed (`0.5`), or -1 for "off". */
 const STEP_DELAY = '^(?:-1|[0-9]{1,7}(?:\\.[0-9]{1,3})?)$';

@@ -2,7 +2,7 @@
  * Traces (docs/operations.md, "Traces"): the port every seam calls. It names no OpenTelemetry
  * type, so an instance without OTEL_EXPORTER_OTLP_ENDPOINT loads none of it: `noTracing`
  * answers every call at the cost of a function call, and the OpenTelemetry implementation
- * (tracing.otel.ts) is loaded by `startTracing` alone, with a dynamic import, when asked for.
+ * (opentelemetry.ts) is loaded by `startTracing` alone, with a dynamic import, when asked for.
  */
 
 export type SpanKind = 'internal' | 'server' | 'client';
@@ -77,7 +77,7 @@ export interface TracedService {
 /** Tracing on when an OTLP endpoint is set, loading OpenTelemetry only then. */
 export async function startTracing(settings: TracingSettings | undefined, service: Omit<TracedService, 'serviceName'>): Promise<Tracing> {
   if (!settings?.endpoint && !settings?.tracesEndpoint) return noTracing;
-  const { openTelemetryTracing } = await import('./tracing.otel.js');
+  const { openTelemetryTracing } = await import('./opentelemetry.js');
   // As OpenTelemetry's exporters read them: the traces URL as given, or the endpoint's /v1/traces.
   const url = settings.tracesEndpoint ?? `${settings.endpoint!.replace(/\/+$/, '')}/v1/traces`;
   return openTelemetryTracing({ ...service, serviceName: settings.serviceName ?? 'fromagerie' }, url);
