@@ -56,7 +56,7 @@ module.exports = {
     {
       name: 'opentelemetry-in-one-file',
       severity: 'error',
-      comment: 'Tracing off loads no OpenTelemetry: only src/kernel/opentelemetry.ts imports it, and only src/kernel/tracing.ts loads that file (a dynamic import; test/architecture/opentelemetry-isolation.test.ts).',
+      comment: 'Tracing off loads no OpenTelemetry: only src/kernel/opentelemetry.ts imports it, and only src/kernel/start-tracing.ts loads that file (a dynamic import; test/architecture/opentelemetry-isolation.test.ts).',
       from: { path: '^src/', pathNot: '^src/kernel/opentelemetry[.]ts$' },
       to: { path: '@opentelemetry/' },
     },

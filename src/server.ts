@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { runsBackgroundWork, startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
-import { startTracing } from './kernel/tracing.js';
+import { startTracing } from './kernel/start-tracing.js';
 import { API_VERSION } from './version.js';
 import { jobsOf, workersOf } from './modules.js';
 import { PROBE_PATHS } from './modules/health/health.module.js';
@@ -16,7 +16,7 @@ const FINISH_IN_FLIGHT_MS = 10_000;
 
 async function main(): Promise<void> {
   const loaded = loadConfig();
-  // OpenTelemetry is loaded here only, and only with an OTLP endpoint set (src/kernel/tracing.ts).
+  // OpenTelemetry is loaded here only, and only with an OTLP endpoint set (src/kernel/start-tracing.ts).
   const tracer = await startTracing(loaded.tracing, { serviceVersion: API_VERSION });
   const config = { ...loaded, tracer };
   // One database and one set of services serve the bootstrap and then the requests.

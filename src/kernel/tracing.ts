@@ -2,7 +2,8 @@
  * Traces (docs/operations.md, "Traces"): the port every seam calls. It names no OpenTelemetry
  * type, so an instance without OTEL_EXPORTER_OTLP_ENDPOINT loads none of it: `noTracing`
  * answers every call at the cost of a function call, and the OpenTelemetry implementation
- * (opentelemetry.ts) is loaded by `startTracing` alone, with a dynamic import, when asked for.
+ * (opentelemetry.ts) is loaded by `startTracing` (start-tracing.ts) alone, with a dynamic import,
+ * when asked for.
  */
 
 export type SpanKind = 'internal' | 'server' | 'client';
@@ -61,24 +62,8 @@ export const noTracing: Tracing = {
   shutdown: async () => undefined,
 };
 
-export interface TracingSettings {
-  /** OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: either turns tracing on. */
-  endpoint?: string | undefined;
-  tracesEndpoint?: string | undefined;
-  serviceName?: string | undefined;
-}
-
 export interface TracedService {
   serviceName: string;
   serviceVersion: string;
   instanceId?: string;
-}
-
-/** Tracing on when an OTLP endpoint is set, loading OpenTelemetry only then. */
-export async function startTracing(settings: TracingSettings | undefined, service: Omit<TracedService, 'serviceName'>): Promise<Tracing> {
-  if (!settings?.endpoint && !settings?.tracesEndpoint) return noTracing;
-  const { openTelemetryTracing } = await import('./opentelemetry.js');
-  // As OpenTelemetry's exporters read them: the traces URL as given, or the endpoint's /v1/traces.
-  const url = settings.tracesEndpoint ?? `${settings.endpoint!.replace(/\/+$/, '')}/v1/traces`;
-  return openTelemetryTracing({ ...service, serviceName: settings.serviceName ?? 'fromagerie' }, url);
 }

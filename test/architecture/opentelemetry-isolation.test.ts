@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * Tracing off costs nothing at start (docs/operations.md, "Traces"): OpenTelemetry is imported
  * by src/kernel/opentelemetry.ts alone, and that file is loaded only by the dynamic import in
- * src/kernel/tracing.ts's startTracing, never statically (test/platform/tracing-process.test.ts
+ * src/kernel/start-tracing.ts's startTracing, never statically (test/platform/tracing-process.test.ts
  * checks the running process).
  */
 
@@ -28,10 +28,10 @@ describe('OpenTelemetry stays behind the tracing port', () => {
     expect(importers).toEqual([OTEL_FILE]);
   });
 
-  it('whose file is never imported statically, and dynamically by src/kernel/tracing.ts only', () => {
+  it('whose file is never imported statically, and dynamically by src/kernel/start-tracing.ts only', () => {
     const statically = files.filter(({ text }) => /(?:^|\n)\s*(?:import|export)\b[^;(]*?from\s*['"][^'"]*\/opentelemetry(?:\.js)?['"]/.test(text)).map(({ file }) => file);
     expect(statically).toEqual([]);
     const dynamically = files.filter(({ text }) => /import\(\s*['"][^'"]*\/opentelemetry(?:\.js)?['"]\s*\)/.test(text)).map(({ file }) => file);
-    expect(dynamically).toEqual(['src/kernel/tracing.ts']);
+    expect(dynamically).toEqual(['src/kernel/start-tracing.ts']);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTracing } from '../../src/kernel/tracing.js';
+import { startTracing } from '../../src/kernel/start-tracing.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { Receiver } from '../helpers/receiver.js';
