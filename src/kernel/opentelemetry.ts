@@ -10,7 +10,7 @@ import type { ActiveSpan, RequestSpan, SpanAttributes, SpanKind, TracedService, 
 /**
  * The OpenTelemetry side of the tracing port, loaded only by `startTracing` (a dynamic import)
  * when an OTLP endpoint is set. Spans go out in batches over OTLP/HTTP JSON to the URL the
- * configuration names; the exporter reads OTEL_EXPORTER_OTLP_HEADERS (and its other OTEL_ variables) itself.
+ * configuration names, with its headers (OTEL_EXPORTER_OTLP_HEADERS, validated by src/config).
  */
 
 /** Spans wait at most this long before they are sent: a trace shows up within a second or two. */
@@ -70,7 +70,7 @@ function handle(span: Span): ActiveSpan {
   };
 }
 
-export function openTelemetryTracing(service: TracedService, tracesUrl: string): Tracing {
+export function openTelemetryTracing(service: TracedService, exporter: { url: string; headers: Record<string, string> }): Tracing {
   const contexts = new RequestContextManager();
   const propagator = new W3CTraceContextPropagator();
   const provider = new TracerProvider({
@@ -82,7 +82,7 @@ export function openTelemetryTracing(service: TracedService, tracesUrl: string):
     }),
     // A caller's sampling decision (its traceparent's flag) is kept; a trace started here is sampled.
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: tracesUrl }), scheduledDelayMillis: EXPORT_DELAY_MS })],
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(exporter), scheduledDelayMillis: EXPORT_DELAY_MS })],
   });
   const tracer = provider.getTracer('fromagerie', service.serviceVersion);
   const headerGetter = {

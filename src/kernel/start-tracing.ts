@@ -5,6 +5,8 @@ export interface TracingSettings {
   endpoint?: string | undefined;
   tracesEndpoint?: string | undefined;
   serviceName?: string | undefined;
+  /** OTEL_EXPORTER_OTLP_HEADERS, parsed. */
+  headers?: Record<string, string> | undefined;
 }
 
 /** Tracing on when an OTLP endpoint is set, loading OpenTelemetry only then (a dynamic import: nothing else may import it). */
@@ -13,5 +15,5 @@ export async function startTracing(settings: TracingSettings | undefined, servic
   const { openTelemetryTracing } = await import('./opentelemetry.js');
   // As OpenTelemetry's exporters read them: the traces URL as given, or the endpoint's /v1/traces.
   const url = settings.tracesEndpoint ?? `${settings.endpoint!.replace(/\/+$/, '')}/v1/traces`;
-  return openTelemetryTracing({ ...service, serviceName: settings.serviceName ?? 'fromagerie' }, url);
+  return openTelemetryTracing({ ...service, serviceName: settings.serviceName ?? 'fromagerie' }, { url, headers: settings.headers ?? {} });
 }

@@ -132,3 +132,15 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     }
   });
 });
+
+describe('the tracing variables', () => {
+  it('are validated at start: a malformed endpoint or header list names itself, headers are decoded', async () => {
+    const { loadConfig } = await import('../../src/config.js');
+    const base = { DATA_DIR: t.config.dataDir, APP_SECRET: 'x'.repeat(40) };
+    expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_HEADERS: 'no pair' })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS/);
+    const config = loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc,x-team=cheese' });
+    expect(config.tracing).toEqual({ endpoint: 'http://127.0.0.1:4318', tracesEndpoint: undefined, headers: { authorization: 'Bearer abc', 'x-team': 'cheese' }, serviceName: 'fromagerie' });
+    expect(loadConfig(base).tracing.endpoint).toBeUndefined();
+  });
+});
