@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStorage, processEnvFor, type TestStorage } from '../helpers/database.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { freePort } from '../helpers/oauth.js';
 import { runServer, sandboxCustomerKey } from '../helpers/server.js';
 
 const REGISTER = fileURLToPath(new URL('../helpers/module-log.register.mjs', import.meta.url));
@@ -63,5 +64,21 @@ describe('a started server and OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     }
     expect(loaded(log)).toEqual([]);
     expect(receiver.spans.length).toBe(before);
+  });
+
+  it('set to a collector that is not there: requests are served as usual and SIGTERM still exits at once', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const server = await runServer(envFor(path.join(dir, 'dead.log'), { OTEL_EXPORTER_OTLP_ENDPOINT: nobody }));
+    let stopping = 0;
+    try {
+      const key = await sandboxCustomerKey(server.http, ['read:cheeses']);
+      for (let i = 0; i < 5; i++) expect((await server.http.get('/v2/cheeses?limit=1', { headers: key })).status).toBe(200);
+    } finally {
+      stopping = performance.now();
+      expect(await server.stop()).toBe(0);
+    }
+    // The last export is given at most 3 s (src/kernel/opentelemetry.ts); the rest of the shutdown is quick.
+    expect(performance.now() - stopping).toBeLessThan(8000);
+    expect(server.output()).not.toMatch(/unhandled|uncaught/i);
   });
 });
