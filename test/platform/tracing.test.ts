@@ -46,6 +46,16 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const children = receiver.spans.filter((s) => s.parentSpanId === span.spanId && s.attributes['db.system.name']);
     expect(children.every((s) => s.traceId === span.traceId)).toBe(true);
     expect(children[0]!.attributes['db.system.name']).toBe(t.database.dialect === 'postgres' ? 'postgresql' : 'sqlite');
+    // The statement's shape only: no parameter, no SQL text.
+    expect(Object.keys(children[0]!.attributes).sort()).toEqual(['db.operation.name', 'db.query.summary', 'db.system.name']);
+  });
+
+  it('names a request no route takes by its method alone', async () => {
+    expect((await t.http.get('/v2/no-such-thing', { headers: auth })).status).toBe(404);
+    const span = await serverSpan((s) => s.attributes['url.path'] === '/v2/no-such-thing');
+    expect(span.name).toBe('GET');
+    expect(span.attributes['http.route']).toBeUndefined();
+    expect(span.attributes['http.response.status_code']).toBe(404);
   });
 
   it('continues an incoming traceparent, and a POST body does not lose the context', async () => {
