@@ -83,6 +83,7 @@ export function createModules(
     maxHeldPerAccount: config.eventsMaxHeldPerAccount,
     watchIntervalMs: config.eventsWatchIntervalMs,
     afterCommit: (listener) => database.afterCommitOf('request_logs', listener),
+    tracer: config.tracer,
     warn: (message) => log(message, {}),
     clock,
   });

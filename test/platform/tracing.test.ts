@@ -79,6 +79,10 @@ describe('traces (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     const lines = logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.requestId === 'traced-request-1');
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((line) => line.trace_id === span.traceId && typeof line.span_id === 'string')).toBe(true);
+    // The entry's write is a trace of its own (a batch serves many requests), never the request's child.
+    await expect.poll(() => receiver.spans.some((s) => s.name === 'request-log.write' && s.parentSpanId === undefined), { timeout: 10_000 }).toBe(true);
+    const parentsOfInserts = () => receiver.spans.filter((s) => s.name === 'INSERT request_logs').map((insert) => receiver.spans.find((s) => s.spanId === insert.parentSpanId)?.name);
+    await expect.poll(() => parentsOfInserts().length > 0 && parentsOfInserts().every((name) => name === 'request-log.write'), { timeout: 10_000 }).toBe(true);
   });
 
   it('traces a webhook delivery in a trace of its own, with the send as a CLIENT span whose traceparent the receiver gets', async () => {

@@ -138,7 +138,12 @@ export class WebhookDispatcher {
     await this.#running;
   }
 
-  async #cycle(): Promise<void> {
+  /** A trace of its own, whatever woke it (a request's commit among others): its fan-out and claims grouped. */
+  #cycle(): Promise<void> {
+    return (this.options.tracer ?? noTracing).inRootSpan('webhook.dispatch', {}, () => this.#cycleNow());
+  }
+
+  async #cycleNow(): Promise<void> {
     for (;;) {
       let backlog = false;
       if (this.#outboxPending) {
