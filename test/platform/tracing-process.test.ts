@@ -50,6 +50,11 @@ describe('a started server and OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(span).toMatchObject({ name: 'GET /v2/cheeses', parentSpanId: 'b7ad6b7169203331' });
     expect(span!.resource).toMatchObject({ 'service.name': 'fromagerie-traced', 'service.version': expect.stringMatching(/^2\./) });
     expect(receiver.spans.some((s) => s.parentSpanId === span!.spanId && s.attributes['db.system.name'])).toBe(true);
+    // Background work (jobs run at start, the dispatcher's cycles): traces of their own, their statements inside.
+    const jobRun = receiver.spans.find((s) => s.name === 'job order-lifecycle' && s.parentSpanId === undefined);
+    expect(jobRun?.attributes['fromagerie.job']).toBe('order-lifecycle');
+    expect(receiver.spans.some((s) => s.parentSpanId === jobRun!.spanId && s.attributes['db.system.name'])).toBe(true);
+    expect(receiver.spans.some((s) => s.name === 'webhook.dispatch' && s.parentSpanId === undefined)).toBe(true);
   });
 
   it('unset: the process resolves no @opentelemetry module at all, and exports nothing', async () => {
