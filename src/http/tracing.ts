@@ -38,7 +38,7 @@ export function registerTracing(app: FastifyInstance, tracer: Tracing): void {
     const span = spanOf(request);
     if (span) {
       request.traceId = span.traceId;
-      // Entered again: a keep-alive connection's next request may have run genReqId elsewhere.
+      // genReqId ran in this same synchronous turn today; entering again keeps the span current should that change.
       span.enter();
     }
     done();
