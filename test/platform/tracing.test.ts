@@ -161,3 +161,19 @@ describe('the tracing variables', () => {
     expect(loadConfig(base).tracing.endpoint).toBeUndefined();
   });
 });
+
+describe('where spans are sent', () => {
+  it('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces appended (a trailing slash too)', async () => {
+    for (const [settings, probe] of [
+      [{ tracesEndpoint: `${receiver.endpoint}/v1/traces` }, 'probe-traces-endpoint'],
+      [{ endpoint: `${receiver.endpoint}/` }, 'probe-endpoint-slash'],
+    ] as const) {
+      const tracer = await startTracing(settings, { serviceVersion: 'test' });
+      expect(tracer.enabled).toBe(true);
+      await tracer.inRootSpan(probe, {}, async () => undefined);
+      await tracer.shutdown();
+      expect(receiver.spans.some((s) => s.name === probe)).toBe(true);
+    }
+    expect((await startTracing({}, { serviceVersion: 'test' })).enabled).toBe(false);
+  });
+});
