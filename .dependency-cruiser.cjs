@@ -54,6 +54,13 @@ module.exports = {
       to: { path: '^src/modules/', pathNot: '[.]table[.]ts$' },
     },
     {
+      name: 'opentelemetry-in-one-file',
+      severity: 'error',
+      comment: 'Tracing off loads no OpenTelemetry: only src/kernel/opentelemetry.ts imports it, and only src/kernel/start-tracing.ts loads that file (a dynamic import; test/architecture/opentelemetry-isolation.test.ts).',
+      from: { path: '^src/', pathNot: '^src/kernel/opentelemetry[.]ts$' },
+      to: { path: '@opentelemetry/' },
+    },
+    {
       name: 'no-test-code-in-src',
       severity: 'error',
       from: { path: '^src/' },

@@ -48,6 +48,7 @@ export const PROCESS = [
   'test/health/drain.test.ts',
   'test/platform/app-secret-rotation.test.ts',
   'test/platform/backup-restore.test.ts',
+  'test/platform/tracing-process.test.ts',
   'test/health/roles.test.ts',
   'test/idempotency/restart-frees-keys.test.ts',
   'test/orders/order-crash.test.ts',

@@ -14,6 +14,8 @@ import { ResponseCache } from './http/read-cache.js';
 import { lazySerializers } from './http/lazy-compile.js';
 import { registerPipeline } from './http/pipeline.js';
 import { proxyTrust } from './http/trusted-proxies.js';
+import { registerTracing, tracedRequestIds } from './http/tracing.js';
+import { noTracing } from './kernel/tracing.js';
 import { createModules, credentialResolversOf, type Modules } from './modules.js';
 
 declare module 'fastify' {
@@ -39,6 +41,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   const database = options.database ?? openDatabase(config);
   // Who may say who the client is (X-Forwarded-For): request.ip and the per-client connection cap both ask.
   const trustedProxy = proxyTrust(config.trustProxy);
+  const tracer = config.tracer ?? noTracing;
+  const traceIds = tracer.enabled ? () => tracer.traceIds() : undefined;
   const app = Fastify({
     logger:
       options.logger === false
@@ -47,9 +51,11 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
             level: config.logLevel,
             redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
             serializers: { req: serializeRequest },
+            // Tracing on: every line written inside a span names it (docs/operations.md, "Traces").
+            ...(traceIds ? { mixin: () => logTraceIds(traceIds()) } : {}),
             ...(options.logStream ? { stream: options.logStream } : {}),
           },
-    genReqId: requestIdsFrom(config.clock ?? systemClock),
+    genReqId: tracedRequestIds(tracer, requestIdsFrom(config.clock ?? systemClock)),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: trustedProxy,
@@ -64,6 +70,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
     schemaController: { compilersFactory: lazySerializers },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First of every hook: the request's span is current for all that follows.
+  registerTracing(app, tracer);
   // Fastify runs onClose hooks in reverse: the database, registered first, closes last.
   if (ownsDatabase) app.addHook('onClose', () => database.close());
   const warn = (message: string, details: Record<string, unknown>) => app.log.warn(details, message);
@@ -117,4 +125,8 @@ export async function buildApp(config: AppConfig, options: BuildOptions = {}): P
   // Shared rate limits from the first request, not per-instance ones while Redis connects.
   await modules.limits.provides.ready();
   return app;
+}
+
+function logTraceIds(ids: { traceId: string; spanId: string } | undefined): Record<string, string> {
+  return ids ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
 }

@@ -1,5 +1,6 @@
 import { Compile } from 'typebox/compile';
 import type { Clock } from './kernel/clock.js';
+import type { Tracing } from './kernel/tracing.js';
 import type { RateLimitSettings } from './modules/limits/limits.module.js';
 import type { WebhookSettings } from './modules/webhooks/webhooks.module.js';
 import { ENVIRONMENTS, type CheeseEnv } from './kernel/environment.js';
@@ -15,6 +16,8 @@ export { ENVIRONMENTS, type CheeseEnv, ConfigError };
 export type AppConfig = ConfigOf<typeof SETTINGS> & {
   /** The time every module reads (src/kernel/clock.ts); the system's unless a test gives its own. Not an environment variable. */
   clock?: Clock;
+  /** Where spans go (src/kernel/tracing.ts): built from `tracing` by the server at start; none when absent. Not an environment variable. */
+  tracer?: Tracing;
   /** How long an account's plan is trusted by the rate limiter before it is read again (5000 unless a test shortens it). Not an environment variable. */
   planCacheMs?: number;
   /** How often the event log's watcher reads the head while requests are held (500 ms); tests shorten it. Not an environment variable. */

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppConfig } from './config.js';
 import type { Job } from './kernel/module.js';
+import { noTracing, type Tracing } from './kernel/tracing.js';
 
 /** Whether an instance of this `ROLE` runs the modules' jobs and workers: every role but `api`. */
 export function runsBackgroundWork(role: AppConfig['role']): boolean {
@@ -23,7 +24,7 @@ export interface RunningJobs {
  * delays the next one instead of piling a second run on top of it. A failure is logged and
  * the job tries again at its next turn.
  */
-export function startJobs(jobs: readonly Job[], log: FastifyBaseLogger, observer?: JobObserver): RunningJobs {
+export function startJobs(jobs: readonly Job[], log: FastifyBaseLogger, observer?: JobObserver, tracer: Tracing = noTracing): RunningJobs {
   let stopped = false;
   const timers = new Set<NodeJS.Timeout>();
   const running = new Set<Promise<void>>();
@@ -31,7 +32,12 @@ export function startJobs(jobs: readonly Job[], log: FastifyBaseLogger, observer
   const runOnce = async (job: Job) => {
     const started = performance.now();
     try {
-      const count = await job.run();
+      // Each run a trace of its own (tracing on), so its statements are grouped under the job.
+      const count = await tracer.inRootSpan(`job ${job.name}`, { 'fromagerie.job': job.name }, async (span) => {
+        const done = await job.run();
+        span.set({ 'fromagerie.job.count': done });
+        return done;
+      });
       observer?.ran(job.name, (performance.now() - started) / 1000, 'ok');
       if (count > 0) log.info({ job: job.name, count }, 'job done');
     } catch (err) {

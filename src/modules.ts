@@ -70,6 +70,7 @@ export function createModules(
     warn: (message) => log(message, {}),
     planCacheMs: config.planCacheMs,
     clock,
+    tracer: config.tracer,
   });
   const bruteForce = limits.provides.limiter.bruteForce.bind(limits.provides.limiter);
   const outbox = createOutboxModule({ db, environment: config.env, apiVersion: API_VERSION, retentionDays: config.eventRetentionDays ?? 30, clock });
@@ -82,6 +83,7 @@ export function createModules(
     maxHeldPerAccount: config.eventsMaxHeldPerAccount,
     watchIntervalMs: config.eventsWatchIntervalMs,
     afterCommit: (listener) => database.afterCommitOf('request_logs', listener),
+    tracer: config.tracer,
     warn: (message) => log(message, {}),
     clock,
   });
@@ -167,6 +169,7 @@ export function createModules(
   });
   const webhooks = createWebhooksModule({
     db,
+    tracer: config.tracer,
     environment: config.env,
     outbox: outbox.provides.outbox,
     accounts: identity.provides.directory,

@@ -6,6 +6,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { runsBackgroundWork, startJobs } from './jobs.js';
 import { NotFoundError } from './kernel/errors.js';
+import { startTracing } from './kernel/start-tracing.js';
+import { API_VERSION } from './version.js';
 import { jobsOf, workersOf } from './modules.js';
 import { PROBE_PATHS } from './modules/health/health.module.js';
 import { serveMetrics, type MetricsOutcome } from './modules/metrics/metrics.module.js';
@@ -14,9 +16,12 @@ import { serveMetrics, type MetricsOutcome } from './modules/metrics/metrics.mod
 const FINISH_IN_FLIGHT_MS = 10_000;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const loaded = loadConfig();
   // Before the heap grows: a flag of V8's collector, read at every full collection.
-  if (config.heapGrowingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
+  if (loaded.heapGrowingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${loaded.heapGrowingPercent}`);
+  // OpenTelemetry is loaded here only, and only with an OTLP endpoint set (src/kernel/start-tracing.ts).
+  const tracer = await startTracing(loaded.tracing, { serviceVersion: API_VERSION });
+  const config = { ...loaded, tracer };
   // One database and one set of services serve the bootstrap and then the requests.
   const database = openDatabase(config);
   const app = await buildApp(config, { database });
@@ -40,7 +45,7 @@ async function main(): Promise<void> {
   }
   const { readiness } = app.modules.health.provides;
   const runsJobs = runsBackgroundWork(config.role);
-  const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs) : undefined;
+  const jobs = runsJobs ? startJobs(jobsOf(app.modules), app.log, app.metrics.jobs, tracer) : undefined;
   const workers = runsJobs ? workersOf(app.modules) : [];
   let workStopped: Promise<unknown> | undefined;
   // Jobs finish the run in progress (its leases are then released by its own transaction).
@@ -65,6 +70,8 @@ async function main(): Promise<void> {
     await app.close();
     // Only now: the app's onClose hooks (the broadcast, leases) still use the pool.
     await database.close();
+    // The last spans go out, within a bound: a dead collector never holds the exit.
+    await tracer.shutdown();
   });
   // Fastify runs onClose hooks in reverse: this one runs before those buildApp registered.
   app.addHook('onClose', async () => {

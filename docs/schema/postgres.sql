@@ -233,6 +233,7 @@ column request_logs.request_headers text not null
 column request_logs.response_headers text not null
 column request_logs.request_body text
 column request_logs.response_body text
+column request_logs.trace_id text
 column subscriptions.id bigint not null
 column subscriptions.account_id bigint not null
 column subscriptions.status text not null

@@ -7,6 +7,7 @@ import { ENVIRONMENT_MULTIPLIERS } from '../modules/limits/limits.module.js';
 import { defaultAccountConcurrency } from '../modules/webhooks/webhooks.module.js';
 import { trustEntryProblem } from '../http/trusted-proxies.js';
 import { numeric, optional, refuse, text, unset, variable, type Get } from './variable.js';
+import { TRACING } from './tracing-variables.js';
 
 /** Seconds, fractions allowed (`0.5`), or -1 for "off". */
 const STEP_DELAY = '^(?:-1|[0-9]{1,7}(?:\\.[0-9]{1,3})?)$';
@@ -254,6 +255,7 @@ export const SETTINGS = {
     default: 'false',
     doc: 'Which peers are proxies whose `X-Forwarded-For` names the client (for per-address rate limits, the logs): a comma-separated list of addresses and CIDRs (`172.28.0.0/24,127.0.0.1`, IPv6 too; also `loopback`, `linklocal`, `uniquelocal`). The client is the rightmost entry not added by one of them. `true` means loopback and private ranges only (`loopback,linklocal,uniquelocal`), never a public peer; `false` ignores the header. Connections from these peers are not under `MAX_CONNECTIONS_PER_CLIENT` (the proxy caps its clients: deploy/haproxy.cfg)',
   }),
+  tracing: TRACING,
   logLevel: variable('LOG_LEVEL', { ...text(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])), default: 'info', doc: 'pino level: `fatal` … `trace`, or `silent`' }),
   /**
    * The developer CLI's (`fromagerie listen`, `trigger`, `events resend`): read by it alone, from

@@ -9,6 +9,8 @@ import type { DB } from './schema.js';
 import { GroupCommitSqliteDialect } from './sqlite-driver.js';
 import { CommitListeners, PostgresCommitSignal, SignallingPostgresDialect } from './commit-signal.js';
 import { PostgresNotifier } from './notifier.js';
+import { tracedDialect } from './traced-driver.js';
+import type { Tracing } from '../kernel/tracing.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -47,15 +49,17 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Named prepared statements on PostgreSQL (named-statements.ts); on unless false. */
   preparedStatements?: boolean;
+  /** Tracing on: a span per statement (traced-driver.ts). */
+  tracer?: Tracing | undefined;
 }
 
 const INT8_OID = 20;
 
 export function openDatabase(options: DatabaseOptions): Database {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options.dataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options.dataDir, options.tracer);
 }
 
-function openSqlite(dataDir: string): Database {
+function openSqlite(dataDir: string, tracer: Tracing | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'fromagerie.sqlite');
   ownerOnly(file);
@@ -65,7 +69,7 @@ function openSqlite(dataDir: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(connection, commits) });
+  const db = new Kysely<DB>({ dialect: tracedDialect(new GroupCommitSqliteDialect(connection, commits), tracer, 'sqlite') });
   return {
     db,
     dialect: 'sqlite',
@@ -151,7 +155,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   };
   const notifier = new PostgresNotifier({ url, schema: options.databaseSchema ?? 'public' });
   const signal = new PostgresCommitSignal(notifier, options.databaseSchema ?? 'public');
-  const db = new Kysely<DB>({ dialect: new SignallingPostgresDialect({ pool: timedPool }, signal) });
+  const db = new Kysely<DB>({ dialect: tracedDialect(new SignallingPostgresDialect({ pool: timedPool }, signal), options.tracer, 'postgresql') });
   return {
     db,
     dialect: 'postgres',

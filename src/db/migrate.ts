@@ -21,6 +21,7 @@ import * as eventLog from './migrations/0021_event_log.js';
 import * as grantBoundResources from './migrations/0022_grant_bound_resources.js';
 import * as dashboardReveals from './migrations/0023_dashboard_reveals.js';
 import * as requestLog from './migrations/0024_request_log.js';
+import * as requestLogTraceId from './migrations/0025_request_log_trace_id.js';
 
 /** Listed statically so migrations work the same under tsx, tests and any bundler. */
 export const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ export const migrations: Record<string, Migration> = {
   '0022_grant_bound_resources': grantBoundResources,
   '0023_dashboard_reveals': dashboardReveals,
   '0024_request_log': requestLog,
+  '0025_request_log_trace_id': requestLogTraceId,
 };
 
 /** `schema`: the PostgreSQL schema in use, so the migrator's own tables are looked up there. */

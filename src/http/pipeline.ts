@@ -46,6 +46,9 @@ import { registerBodyParsers } from './body-parsers.js';
  * | 17 | onSend        | compression (br, gzip; the ETag stage  | every route, after its own     |
  * |    |               | chose the coding: compression.ts)      | onSend hooks                   |
  *
+ * Tracing on (OTEL_EXPORTER_OTLP_ENDPOINT), the request's span starts with its request id, before
+ * row 1, and is current through every row (tracing.ts, registered by app.ts ahead of this list).
+ *
  * Errors anywhere: one error handler, the Error shape (error-handler.ts). Refusals at 4 and 5
  * go to the module stages `refused` (rate limits count them). Fastify runs a phase's hooks for
  * every request before a route's own, so within a phase the stages for every request come

@@ -71,6 +71,7 @@ export function testConfig(storage: TestStorage, options: Pick<TestAppOptions, '
     // Off: tests make many requests; test/limits/rate-limits.test.ts turns them on with its own figures.
     rateLimits: { enabled: false, free: { perHour: 100, burst: 10 }, pro: { perHour: 10_000, burst: 100 }, enterprise: { perSecond: 1000, burst: 1000 }, perMinute: 1000 },
     redisUrl: undefined,
+    tracing: {},
     idempotencyTtlSeconds: 86_400,
     role: 'all',
     migrateOnBoot: true,

@@ -127,7 +127,7 @@ export function logRoutes(context: DashboardContext): FastifyPluginAsync {
       ) as EventPageJson;
       return reply.view('log', {
         ...layoutOf(context, request, reply, `${row.method} ${row.path}`, 'logs'),
-        entry: { ...logRow(row, now()), query: row.query, idempotencyKey: row.idempotency_key, clientIp: row.client_ip, userAgent: row.user_agent, credentialKind: row.credential_kind },
+        entry: { ...logRow(row, now()), query: row.query, idempotencyKey: row.idempotency_key, clientIp: row.client_ip, userAgent: row.user_agent, traceId: row.trace_id, credentialKind: row.credential_kind },
         requestHeaders: headerRows(row.request_headers),
         responseHeaders: headerRows(row.response_headers),
         requestBody: pretty(row.request_body),

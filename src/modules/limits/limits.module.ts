@@ -6,6 +6,7 @@ import { RedisBucketStore } from './redis.store.js';
 import { documentRateLimits, rateLimitStages } from './rate-limit.hooks.js';
 import type { Plan } from '../../kernel/plans.js';
 import type { Clock } from '../../kernel/clock.js';
+import type { Tracing } from '../../kernel/tracing.js';
 import type { LimitCounts } from './bucket.store.js';
 
 export { ENVIRONMENT_MULTIPLIERS } from './environment.rules.js';
@@ -13,6 +14,8 @@ export type { LimitCounts } from './bucket.store.js';
 export { RateLimiter, type BucketUsage, type Caller, type Decision, type BruteForceKind, type RateLimitSettings } from './rate-limiter.js';
 
 export interface LimitsOptions {
+  /** Spans for Redis commands (docs/operations.md, "Traces"); none when absent. */
+  tracer?: Tracing | undefined;
   settings: RateLimitSettings;
   environment: CheeseEnv;
   /** Shared buckets for several instances; this process's memory when undefined. */
@@ -49,7 +52,7 @@ export type LimitsModule = FeatureModule<LimitsProvides> & Wired<LimitsPorts>;
 
 /** Rate limits (decisions.md §7): per plan and per minute, and brute-force limits on logins. */
 export function createLimitsModule(options: LimitsOptions): LimitsModule {
-  const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix, options.clock) : undefined;
+  const shared = options.settings.enabled && options.redisUrl ? new RedisBucketStore(options.redisUrl, options.redisKeyPrefix, options.clock, options.tracer) : undefined;
   const limiter = new RateLimiter(options.settings, multiplierOf(options.settings.multiplier, options.environment), shared, options.warn, options.clock);
   const late = latePorts<LimitsPorts>('limits');
   return {

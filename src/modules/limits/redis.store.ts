@@ -8,6 +8,7 @@ import type { BucketSpec } from './bucket.rules.js';
 import type { BucketStore, Taken } from './bucket.store.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
 import { isKnown, KNOWN_FOR_MS, KNOWN_PER_NAME } from './brute-force.rules.js';
+import { noTracing, type Tracing } from '../../kernel/tracing.js';
 
 /**
  * takeAll (bucket.rules.ts) as one Lua script, so a check and its update are one atomic step
@@ -64,6 +65,7 @@ export class RedisBucketStore implements BucketStore {
     url: string,
     private readonly prefix: string,
     private readonly clock: Clock = systemClock,
+    private readonly tracer: Tracing = noTracing,
   ) {
     const redis = new (loadRedis())(url, {
       connectTimeout: 1000,
@@ -98,20 +100,25 @@ export class RedisBucketStore implements BucketStore {
 
   async take(keys: readonly string[], specs: readonly BucketSpec[], cost = 1): Promise<Taken> {
     const args = specs.flatMap((spec) => [spec.capacity, spec.refillPerSecond]);
-    const [allowed, ...tokens] = await withinDeadline(this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args, cost), REDIS_DEADLINE_MS);
+    const [allowed, ...tokens] = await this.#traced('EVALSHA', () => withinDeadline(this.#redis.takeAll(keys.length, ...keys.map((key) => `${this.prefix}rl:${key}`), ...args, cost), REDIS_DEADLINE_MS));
     return { allowed: Number(allowed) === 1, tokens: tokens.map(Number) };
   }
 
   /** A sorted set per name: address → time of its last success (this instance's clock; a month is not sensitive to skew). */
   async knows(key: string, member: string): Promise<boolean> {
-    const score = await withinDeadline(this.#redis.zscore(`${this.prefix}rl:${key}`, member), REDIS_DEADLINE_MS);
+    const score = await this.#traced('ZSCORE', () => withinDeadline(this.#redis.zscore(`${this.prefix}rl:${key}`, member), REDIS_DEADLINE_MS));
     return isKnown(score === null ? undefined : Number(score), this.clock.now());
   }
 
   async remember(key: string, member: string): Promise<void> {
     const now = this.clock.now();
     const set = `${this.prefix}rl:${key}`;
-    await withinDeadline(this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec(), REDIS_DEADLINE_MS);
+    await this.#traced('MULTI', () => withinDeadline(this.#redis.multi().zadd(set, now, member).zremrangebyscore(set, '-inf', now - KNOWN_FOR_MS).zremrangebyrank(set, 0, -(KNOWN_PER_NAME + 1)).pexpire(set, KNOWN_FOR_MS).exec(), REDIS_DEADLINE_MS));
+  }
+
+  /** A CLIENT span per command: its name only, never the keys (they hold addresses and account ids). */
+  #traced<T>(command: string, work: () => Promise<T>): Promise<T> {
+    return this.tracer.inSpan(command, { 'db.system.name': 'redis', 'db.operation.name': command }, work, 'client');
   }
 
   async close(): Promise<void> {

@@ -107,5 +107,6 @@ export function entryOf(request: FastifyRequest, reply: FastifyReply, principal:
     response_headers: bodies ? headerJson(reply.getHeaders()) : '{}',
     request_body: bodies ? requestBody(request) : null,
     response_body: bodies ? (answer ?? null) : null,
+    trace_id: request.traceId ?? null,
   };
 }

@@ -10,6 +10,7 @@ import { RequestLogRecorder, type RecorderCounts } from './request-log.recorder.
 import { RequestLogRepository } from './request-log.repository.js';
 import { requestLogRoutes } from './request-log.routes.js';
 import { RequestLogService, type LogMark } from './request-log.service.js';
+import { noTracing, type Tracing } from '../../kernel/tracing.js';
 
 export type { BodyPolicy } from './request-log.capture.js';
 export type { RecorderCounts } from './request-log.recorder.js';
@@ -37,6 +38,8 @@ export interface RequestLogOptions {
   afterCommit?: (listener: () => void) => () => void;
   warn?: (message: string) => void;
   clock?: Clock;
+  /** Spans (docs/operations.md, "Traces"): each batch written is a trace of its own; none when absent. */
+  tracer?: Tracing | undefined;
 }
 
 export type RequestLogModule = FeatureModule<{
@@ -75,7 +78,8 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
     onError: (error) => warn(`request log watcher: ${error instanceof Error ? error.message : String(error)}`),
   });
   const recorder = new RequestLogRecorder({
-    write: (entries) => repository.insertBatch(entries),
+    // Not the child of whichever request's answer queued the first entry: a batch serves many.
+    write: (entries) => (options.tracer ?? noTracing).inRootSpan('request-log.write', { 'fromagerie.entries': entries.length }, () => repository.insertBatch(entries)),
     capacity: options.queueCapacity ?? 10_000,
     batchSize: BATCH,
     flushMs: options.flushMs ?? 100,

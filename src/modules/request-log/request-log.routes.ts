@@ -31,6 +31,7 @@ function json(row: RequestLogRow) {
     idempotencyKey: row.idempotency_key,
     clientIp: row.client_ip,
     userAgent: row.user_agent,
+    traceId: row.trace_id,
     request: { headers: JSON.parse(row.request_headers) as Record<string, string>, body: row.request_body },
     response: { headers: JSON.parse(row.response_headers) as Record<string, string>, body: row.response_body },
   };

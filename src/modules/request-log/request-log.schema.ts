@@ -30,6 +30,7 @@ export const RequestLogEntry = Type.Object(
     idempotencyKey: nullable(Type.String(), 'The `Idempotency-Key` header, when sent.'),
     clientIp: Type.String({ description: 'The client\'s address (through trusted proxies: TRUST_PROXY).' }),
     userAgent: nullable(Type.String(), 'The `User-Agent` header, when sent.'),
+    traceId: nullable(Type.String({ pattern: '^[0-9a-f]{32}$' }), 'The request\'s trace id (W3C, 32 hex digits) when the service exports traces (`OTEL_EXPORTER_OTLP_ENDPOINT`): its spans in your tracing backend. Null when tracing is off.'),
     request: Type.Object({ headers: Headers, body: Body }, { additionalProperties: false }),
     response: Type.Object({ headers: Headers, body: Body }, { additionalProperties: false }),
   },

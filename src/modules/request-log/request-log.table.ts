@@ -33,6 +33,8 @@ export interface RequestLogTable {
   /** The first 16 KB, redacted; null when the policy keeps none (REQUEST_LOG_BODIES) or there was none. */
   request_body: string | null;
   response_body: string | null;
+  /** The request's trace (W3C trace id, 32 hex digits) when tracing was on; null otherwise. */
+  trace_id: string | null;
 }
 
 export const REQUEST_LOG_COLUMNS = tableColumns<RequestLogTable>()({
@@ -56,4 +58,5 @@ export const REQUEST_LOG_COLUMNS = tableColumns<RequestLogTable>()({
   response_headers: 'not null',
   request_body: 'nullable',
   response_body: 'nullable',
+  trace_id: 'nullable',
 });

@@ -6,6 +6,7 @@ import type { WebhookSettings } from './webhook.settings.js';
 import type { ClaimedDelivery, Completion, DeliveryRepository, OutboxEvent } from './delivery.repository.js';
 import { Batch } from './batch.js';
 import { Slots } from './dispatch.rules.js';
+import { noTracing, type Tracing } from '../../kernel/tracing.js';
 import { outgoingHeaders, type WebhookSender, type SendResult } from './webhook.sender.js';
 import { envelopeOf, type OutboxConsumers } from '../outbox/outbox.module.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
@@ -45,6 +46,7 @@ export interface DispatcherOptions {
   settings: WebhookSettings;
   log: (message: string, details: Record<string, unknown>) => void;
   clock?: Clock;
+  tracer?: Tracing | undefined;
 }
 
 /**
@@ -136,7 +138,12 @@ export class WebhookDispatcher {
     await this.#running;
   }
 
-  async #cycle(): Promise<void> {
+  /** A trace of its own, whatever woke it (a request's commit among others): its fan-out and claims grouped. */
+  #cycle(): Promise<void> {
+    return (this.options.tracer ?? noTracing).inRootSpan('webhook.dispatch', {}, () => this.#cycleNow());
+  }
+
+  async #cycleNow(): Promise<void> {
     for (;;) {
       let backlog = false;
       if (this.#outboxPending) {
@@ -252,7 +259,13 @@ export class WebhookDispatcher {
   }
 
   /** Sends one claimed delivery and records the attempt; returns what happened. */
-  async attempt(delivery: ClaimedDelivery): Promise<SendResult & { outcome: 'delivered' | 'failed' | 'dead_lettered'; nextAttemptAt: string | null }> {
+  attempt(delivery: ClaimedDelivery): Promise<SendResult & { outcome: 'delivered' | 'failed' | 'dead_lettered'; nextAttemptAt: string | null }> {
+    // A trace of its own, whatever woke the dispatcher: the send and its database work grouped.
+    const attributes = { 'fromagerie.webhook.id': delivery.webhookId, 'fromagerie.event.id': delivery.eventId, 'fromagerie.event.type': delivery.eventType, 'fromagerie.delivery.attempt': delivery.attempt };
+    return (this.options.tracer ?? noTracing).inRootSpan('webhook.deliver', attributes, () => this.#attempt(delivery));
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<SendResult & { outcome: 'delivered' | 'failed' | 'dead_lettered'; nextAttemptAt: string | null }> {
     const body = envelopeOf(delivery);
     const headers = {
       ...signatureHeaders(this.#secretsOf(delivery), delivery.eventId, body, Math.floor(this.#clock.now() / 1000)),

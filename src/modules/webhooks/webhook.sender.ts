@@ -6,6 +6,7 @@ import { parseRetryAfter } from './webhook.rules.js';
 import type { AddressGuard } from './address.guard.js';
 import type { ErrorClass } from './webhook.table.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
+import { noTracing, type Tracing } from '../../kernel/tracing.js';
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** What the attempt log keeps of an answer's body (decisions: the dashboard's attempt detail). */
@@ -53,7 +54,7 @@ export class WebhookSender {
   readonly #agents: { http: http.Agent; https: https.Agent };
   readonly #lookup: LookupFunction;
 
-  constructor(private readonly options: { timeoutMs: number; guard: AddressGuard; socketsPerEndpoint: number; onResult?: ((result: SendResult) => void) | undefined; clock?: Clock }) {
+  constructor(private readonly options: { timeoutMs: number; guard: AddressGuard; socketsPerEndpoint: number; onResult?: ((result: SendResult) => void) | undefined; clock?: Clock; tracer?: Tracing | undefined }) {
     const agentOptions = { keepAlive: true, maxSockets: options.socketsPerEndpoint, maxFreeSockets: options.socketsPerEndpoint, timeout: options.timeoutMs };
     this.#agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
     this.#lookup = (hostname, lookupOptions, callback) => {
@@ -68,10 +69,33 @@ export class WebhookSender {
   }
 
   send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
-    const sent = this.#send(url, headers, body);
+    const tracer = this.options.tracer ?? noTracing;
+    const sent = tracer.enabled ? this.#tracedSend(tracer, url, headers, body) : this.#send(url, headers, body);
     const { onResult } = this.options;
     if (onResult) void sent.then(onResult);
     return sent;
+  }
+
+  /**
+   * A CLIENT span per send; the receiver gets its `traceparent`. The URL without its query
+   * (a receiver's token often sits there), and no header or body.
+   */
+  #tracedSend(tracer: Tracing, url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const target = new URL(url);
+    const attributes = { 'http.request.method': 'POST', 'url.full': `${target.origin}${target.pathname}`, 'server.address': target.hostname.replace(/^\[|\]$/g, ''), 'server.port': Number(target.port) || (target.protocol === 'https:' ? 443 : 80) };
+    return tracer.inSpan(
+      'POST',
+      attributes,
+      async (span) => {
+        const traced = { ...headers };
+        tracer.inject(traced);
+        const result = await this.#send(url, traced, body);
+        span.set({ 'http.response.status_code': result.statusCode ?? undefined, 'error.type': result.errorClass ?? undefined });
+        if (!result.ok) span.fail(result.error ?? undefined);
+        return result;
+      },
+      'client',
+    );
   }
 
   #send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {

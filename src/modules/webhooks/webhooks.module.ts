@@ -18,6 +18,7 @@ import { webhookOpenApi } from './webhook.openapi.js';
 import { webhookRoutes } from './webhook.routes.js';
 import { webhookSecretBox } from './webhook.secrets.js';
 import { WebhookSender, type SendResult } from './webhook.sender.js';
+import type { Tracing } from '../../kernel/tracing.js';
 import { WebhookService } from './webhook.service.js';
 import { WebhookSecretsRepository } from './webhook-secrets.repository.js';
 import { WebhookSecretsService } from './webhook-secrets.service.js';
@@ -46,6 +47,8 @@ export type { DeliveryInsightsService, AttemptStats, FailedAttempt, ObjectDelive
 
 export interface WebhooksOptions {
   db: Kysely<DB>;
+  /** Spans for deliveries and their sends (docs/operations.md, "Traces"); none when absent. */
+  tracer?: Tracing | undefined;
   environment: CheeseEnv;
   outbox: Outbox;
   /** Identity's accounts: webhooks' owners (usernames), and the lock that bounds webhooks per account. */
@@ -105,12 +108,12 @@ export function createWebhooksModule(options: WebhooksOptions): WebhooksModule {
   const { db, settings } = options;
   const clock = options.clock ?? systemClock;
   const guard = new AddressGuard({ allowLoopback: options.environment !== 'production' });
-  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt, clock });
+  const sender = new WebhookSender({ timeoutMs: settings.timeoutMs, guard, socketsPerEndpoint: settings.endpointConcurrency, onResult: options.onAttempt, clock, tracer: options.tracer });
   const secrets = webhookSecretBox(options.secretKeys);
   const webhookRepository = new WebhookRepository(db, options.accounts, clock);
   const deliveries = new DeliveryRepository(db, options.outboxRows);
   const status = new DeliveryStatusRepository(db);
-  const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log, clock });
+  const dispatcher = new WebhookDispatcher({ db, deliveries, consumers: options.outboxConsumers, sender, secrets, settings, log: options.log, clock, tracer: options.tracer });
   const attemptLog = new AttemptLogRepository(db, options.accounts, options.outboxRows);
   const webhooks = new WebhookService({ db, webhooks: webhookRepository, deliveries, log: attemptLog, dispatcher, outbox: options.outbox, secrets, guard, cursors: options.cursors, resolveAtRegistration: options.environment === 'production', clock });
   const eventDeliveries = new EventDeliveryService({ db, webhooks, records: webhookRepository, deliveries: new EventDeliveriesRepository(db), log: attemptLog, events: options.outboxRows, dispatcher, clock });

@@ -4109,6 +4109,8 @@ export interface components {
             clientIp: string;
             /** @description The `User-Agent` header, when sent. */
             userAgent: string | null;
+            /** @description The request's trace id (W3C, 32 hex digits) when the service exports traces (`OTEL_EXPORTER_OTLP_ENDPOINT`): its spans in your tracing backend. Null when tracing is off. */
+            traceId: string | null;
             request: {
                 /** @description As sent, names lower-case; credentials, cookies and credential-shaped values replaced by `[redacted]`. Kept with the bodies (`REQUEST_LOG_BODIES`): empty when this answer keeps none. */
                 headers: {
