@@ -193,6 +193,8 @@ describe('fromagerie listen', () => {
 
       // Events that happen while nobody listens are forwarded by the next --resume, and only those.
       const missed = await trigger('order.confirmed');
+      // trigger waits for its kind to be visible (on PostgreSQL, after every older transaction): both events are printed.
+      expect(missed).toHaveLength(2);
       const second = listen(['--forward-to', `http://127.0.0.1:${receiver.port}/hooks`, '--events', 'order.*', '--resume']);
       try {
         await until(() => receiver.deliveries.length >= 1 + missed.length, () => `the missed events, got ${receiver.ids().join(' ')}`);
