@@ -22,6 +22,12 @@ export type AppConfig = ConfigOf<typeof SETTINGS> & {
   planCacheMs?: number;
   /** How often the event log's watcher reads the head while requests are held (500 ms); tests shorten it. Not an environment variable. */
   eventsWatchIntervalMs?: number;
+  /**
+   * scrypt's N for new password hashes (2^15). Test apps lower it to 2^10, so their thousands of
+   * sign-ups and logins cost about 1 ms each instead of 70 (each hash keeps its N: verifying is
+   * unaffected). Not an environment variable: a deployment cannot weaken it.
+   */
+  passwordCost?: number;
 };
 
 // The modules' own settings types must be exactly what the variables make.

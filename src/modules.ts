@@ -101,6 +101,7 @@ export function createModules(
     loginTokenKeys: keys.keys('login-tokens'),
     publicUrl: config.publicUrl,
     loginTokenTtlSeconds: config.loginTokenTtlSeconds,
+    passwordCost: config.passwordCost,
     outbox: outbox.provides.outbox,
     bruteForce,
     broadcast,

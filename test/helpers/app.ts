@@ -77,6 +77,8 @@ export function testConfig(storage: TestStorage, options: Pick<TestAppOptions, '
     migrateOnBoot: true,
     drainDelayMs: 0,
     heapGrowingPercent: 0,
+    // Sign-ups and logins at a test's cost (password.hash.ts keeps N per hash): see AppConfig.passwordCost.
+    passwordCost: 1024,
     redisKeyPrefix: `fromagerie-test:${process.pid}:${Math.random().toString(36).slice(2)}:`,
     // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
     orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },

@@ -54,6 +54,8 @@ export class AccountService {
       browserSessions: BrowserSessionRepository;
       keys: ApiKeyRepository;
       revocations: CredentialRevocations;
+      /** scrypt's N for new hashes (PASSWORD_COST unless a test app lowers it). */
+      passwordCost?: number;
       clock?: Clock;
     },
   ) {}
@@ -73,7 +75,7 @@ export class AccountService {
     if (existing) return { account: existing, generatedPassword: undefined };
     if (password !== undefined) checkPassword?.(password);
     const generatedPassword = password ? undefined : generatePassword();
-    const created = await accounts.create(db, { username, passwordHash: await hashPassword(password ?? (generatedPassword as string)), role: 'admin' });
+    const created = await accounts.create(db, { username, passwordHash: await hashPassword(password ?? (generatedPassword as string), this.options.passwordCost), role: 'admin' });
     if ('taken' in created) throw new ConflictError(`The admin username "${username}" is taken by another account.`);
     return { account: created, generatedPassword };
   }
@@ -96,7 +98,7 @@ export class AccountService {
 
   /** A new customer account; 409 naming the field when the username or e-mail is taken. */
   async register(trx: Transaction<DB>, input: { username: string; email: string; password: string }): Promise<AccountRecord> {
-    const created = await this.options.accounts.create(trx, { ...input, passwordHash: await hashPassword(input.password), role: 'customer' });
+    const created = await this.options.accounts.create(trx, { ...input, passwordHash: await hashPassword(input.password, this.options.passwordCost), role: 'customer' });
     if ('taken' in created) throw new ConflictError(`That ${created.taken} is already registered.`, [{ field: created.taken, message: 'is already registered' }]);
     return created;
   }
@@ -124,7 +126,7 @@ export class AccountService {
         throw new ForbiddenError('currentPassword is not this account\'s password: nothing was changed.');
       }
     }
-    const passwordHash = passwordChanged ? await hashPassword(changes.password) : current.passwordHash;
+    const passwordHash = passwordChanged ? await hashPassword(changes.password, this.options.passwordCost) : current.passwordHash;
     const taken = await accounts.updateCredentials(trx, accountId, { email: changes.email, passwordHash });
     if (taken) throw new ConflictError(`That ${taken.taken} is already registered.`, [{ field: taken.taken, message: 'is already registered' }]);
     const outcome: CredentialChangeOutcome = { passwordChanged, emailChanged, loginSessionsEnded: 0, oauthGrantsRevoked: 0 };
@@ -147,7 +149,7 @@ export class AccountService {
     // alone (on SQLite it stops a running server's writers meanwhile); checked again inside.
     const before = await this.#credentialsByUsername(db, username);
     if (await verifyPassword(password, before.passwordHash)) throw new ConflictError('That is already the account\'s password: nothing was changed.');
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await hashPassword(password, this.options.passwordCost);
     const outcome = await db.transaction().execute(async (trx) => {
       const { account, passwordHash: current } = await this.#credentialsByUsername(trx, username);
       if (current !== before.passwordHash) throw new ConflictError('The account\'s password changed meanwhile: nothing was changed; run the command again.');

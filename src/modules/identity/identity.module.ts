@@ -52,6 +52,8 @@ export interface IdentityOptions {
   /** This deployment's public URL: the issuer of its tokens. */
   publicUrl: string;
   loginTokenTtlSeconds: number;
+  /** scrypt's N for new password hashes: PASSWORD_COST unless a test app lowers it (config.passwordCost). */
+  passwordCost?: number;
   outbox: Outbox;
   /** Limits login attempts (the limits module). */
   bruteForce?: BruteForceGuard;
@@ -95,12 +97,12 @@ export function createIdentityModule(options: IdentityOptions): IdentityModule {
   const sessions = new LoginSessionRepository(db);
   const loginTokens = new LoginTokenResolver({ sessions, keys: options.loginTokenKeys, issuer: options.publicUrl, environment, cacheTtlMs: options.authCacheTtlMs, clock });
   revocations.handle(loginTokens);
-  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds, clock });
+  const logins = new LoginService({ accounts, sessions, tokens: loginTokens, revocations, tokenTtlSeconds: options.loginTokenTtlSeconds, passwordCost: options.passwordCost, clock });
   const clientRows = new OAuthClientRepository(db, clock);
   const oauthClients = new OAuthClientService(clientRows);
   const browserSessionRows = new BrowserSessionRepository(db);
   const browserSessions = new BrowserSessionService({ sessions: browserSessionRows, logins, bruteForce: options.bruteForce ?? NO_GUARD, environment, settings: options.browserSessions, clock });
-  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations, clock });
+  const accountService = new AccountService({ db, accounts, sessions, browserSessions: browserSessionRows, keys, revocations, passwordCost: options.passwordCost, clock });
   const directory: AccountDirectory = {
     usernamesOf: (executor, ids) => accounts.usernamesOf(executor, ids),
     idOfUsername: (executor, username) => accounts.idOfUsername(executor, username),

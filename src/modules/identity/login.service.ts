@@ -21,9 +21,10 @@ export class LoginService {
   readonly #decoyHash: Promise<string>;
 
   constructor(
-    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; revocations: CredentialRevocations; tokenTtlSeconds: number; clock?: Clock },
+    private readonly options: { accounts: AccountRepository; sessions: LoginSessionRepository; tokens: LoginTokenResolver; revocations: CredentialRevocations; tokenTtlSeconds: number; passwordCost?: number; clock?: Clock },
   ) {
-    this.#decoyHash = hashPassword("decoy password, never anyone's");
+    // At the accounts' own cost, so an unknown username takes as long as a wrong password.
+    this.#decoyHash = hashPassword("decoy password, never anyone's", options.passwordCost);
   }
 
   /** The account these credentials open, or undefined; an unknown username takes as long as a wrong password. */
