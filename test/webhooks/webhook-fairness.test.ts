@@ -8,18 +8,21 @@ import { Receiver } from '../helpers/receiver.js';
 /**
  * Issue 16 §5: one account cannot take the delivery capacity of the others. Account A has
  * five webhooks whose receivers never answer and a backlog of its own order events; alone, at
- * four slots per webhook, it could hold every one of the instance's eight. Account B, with one
- * fast receiver, must still see its events within a second, also while A's attempts time out
- * and A claims again.
+ * four slots per webhook, it could hold every one of the instance's eight. Asserted as
+ * behaviour, not milliseconds (issue 29): A's attempts hang longer than the test runs, so had A
+ * taken every slot, none of B's events could arrive before them; B's all arrive, and A's
+ * receivers see exactly its share of attempts. Delivery latency is a figure of
+ * `npm run bench:webhooks` (commit to receipt), not a bound here (a loaded CI machine saw B's
+ * p50 at 1 s on PostgreSQL).
  */
-const HANG_MS = 2500;
+const HANG_MS = 30_000;
 const SETTINGS = { retryScheduleS: [0, 60], timeoutMs: HANG_MS, retentionDays: 30, concurrency: 8, endpointConcurrency: 4, accountConcurrency: 2, pollMs: 200 };
 const A_WEBHOOKS = 5;
 const A_ORDERS = 12;
 const B_ORDERS = 10;
 const B_EVERY_MS = 350;
-/** How long B's events may take before they count as not delivered: far beyond the bound, short enough for the run. */
-const B_PATIENCE_MS = 4000;
+/** How long B's events may take before they count as not delivered: well inside HANG_MS, so none can arrive through a slot A let go. */
+const B_PATIENCE_MS = 15_000;
 
 let t: TestApp;
 let staff: Record<string, string>;
@@ -30,8 +33,9 @@ beforeAll(async () => {
   receiver = await new Receiver().start();
 });
 afterAll(async () => {
-  await t.close();
+  // The receiver first: its hanging connections end, so the dispatcher's attempts end with them.
   await receiver.close();
+  await t.close();
 });
 
 const customer = async (app = t) => bearer(await app.key(['read:orders', 'write:orders', 'read:cheeses'], 'customer'));
@@ -54,7 +58,7 @@ function percentile(sorted: number[], p: number): number {
 }
 
 describe('delivery slots are shared fairly between accounts', () => {
-  it("an account whose receivers hang holds at most its share; another account's events arrive within a second (p95)", async () => {
+  it("an account whose receivers hang holds its share and no more; another account's events all arrive meanwhile", async () => {
     const cheese = await t.http.post('/v2/cheeses', { headers: staff, json: { name: 'Fairness Tomme', pricePerKg: 20, stockQuantityKg: 1000, status: 'available' } });
     expect(cheese.status).toBe(201);
     const a = await customer();
@@ -76,8 +80,6 @@ describe('delivery slots are shared fairly between accounts', () => {
       sentAt.set(await order(b, cheese.body.id), started);
       await new Promise((resolve) => setTimeout(resolve, B_EVERY_MS));
     }
-    // Past at least one of A's timeouts: its freed slots were claimed again meanwhile.
-    expect(B_ORDERS * B_EVERY_MS).toBeGreaterThan(HANG_MS);
     const lastSent = Math.max(...sentAt.values());
     while (receiver.at('/b').length < B_ORDERS && Date.now() < lastSent + B_PATIENCE_MS) await new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -86,11 +88,12 @@ describe('delivery slots are shared fairly between accounts', () => {
     const p95 = percentile(latencies, 95);
     const aRequests = receiver.received.filter((r) => aPaths(r.path)).length;
     const summary = `B: ${arrivals.size} of ${B_ORDERS} delivered, p50 ${percentile(latencies, 50)} ms, p95 ${p95} ms, max ${latencies.at(-1)} ms; A's receivers got ${aRequests} requests`;
-    expect(p95, summary).toBeLessThan(1000);
-    // A kept to its share: at most two attempts at a time, so in the run no more than two per timeout that passed, plus the first two.
-    const elapsedTimeouts = Math.ceil((Date.now() - (receiver.received.find((r) => aPaths(r.path))?.at ?? Date.now())) / HANG_MS);
-    expect(aRequests, summary).toBeLessThanOrEqual(SETTINGS.accountConcurrency * (elapsedTimeouts + 1));
-  }, 30_000);
+    // Every one of B's events arrived while all of A's attempts still hung: B never waited for A's slots.
+    expect(arrivals.size, summary).toBe(B_ORDERS);
+    expect(Number.isFinite(p95), summary).toBe(true);
+    // A kept to its share: none of its attempts has ended, and no more than its two are under way.
+    expect(aRequests, summary).toBe(SETTINGS.accountConcurrency);
+  }, 45_000);
 });
 
 describe('the claim serves accounts round-robin, on this database', () => {
