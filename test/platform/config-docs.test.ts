@@ -28,6 +28,18 @@ describe('environment variables, declared once', () => {
     }
   });
 
+  it('HEAP_GROWING_PERCENT: a whole percentage, 50 by default, 0 for V8\'s own rule; anything else is refused by name', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-docs-'));
+    try {
+      expect(() => loadConfig({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '-5' })).toThrow(/HEAP_GROWING_PERCENT: must match/);
+      expect(() => loadConfig({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '1e3' })).toThrow(/HEAP_GROWING_PERCENT: must match/);
+      expect(loadConfig({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+      expect(loadConfig({ DATA_DIR: dataDir }).heapGrowingPercent).toBe(50);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses before making any default, so a refused configuration writes no app secret', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-docs-'));
     try {
