@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CLOCK_TICKS, cpuSample } from './measure.js';
 import { orderFixtures } from './order-load.js';
-import { benchSchema, freePort, seedAndStaffKey, serviceEnv, startChild, waitForHealth, type Child } from './processes.js';
+import { benchSchema, freeHelperThreads, freePort, seedAndStaffKey, serviceEnv, startChild, waitForHealth, type Child } from './processes.js';
 import { runWrk } from './wrk.js';
 
 export const SCENARIOS = ['by id', 'list', 'orders'] as const;
@@ -55,11 +55,17 @@ export async function startOnOffService(setting: string, mode: 'on' | 'off', dat
   return { mode, setting, base, child, auth, byId: `/v2/cheeses/${list.items[0]!.id}`, script };
 }
 
-/** One scenario on one service: 1 s of warm-up, then `seconds` measured with the service's CPU time. */
+/**
+ * One scenario on one service: 1 s of warm-up, then `seconds` measured with the service's CPU
+ * time (every thread's). The event loop is pinned to one CPU and the load generator to the other;
+ * the service's other threads may use either (freeHelperThreads), alike in both modes: what a
+ * setting moves off the event loop is measured in CPU per request, not hidden.
+ */
 export async function runScenario(service: OnOffService, scenario: Scenario, seconds: number, connections: number): Promise<Sample> {
   const [url, script] = scenario === 'orders' ? [`${service.base}/v2/orders`, service.script] : [`${service.base}${scenario === 'by id' ? service.byId : '/v2/cheeses?limit=20'}`, undefined];
   await runWrk(url, service.auth, 1, connections, script);
   const pid = service.child.process.pid!;
+  freeHelperThreads(pid);
   const before = cpuSample(pid);
   const result = await runWrk(url, service.auth, seconds, connections, script);
   const after = cpuSample(pid);

@@ -78,6 +78,20 @@ export function pinnedCommand(command: string, commandArgs: string[]): [string, 
   return pinning ? ['taskset', ['-c', SERVER_CPU, command, ...commandArgs]] : [command, commandArgs];
 }
 
+/**
+ * The service's threads other than its event loop (V8's helpers, libuv's pool, the request log's
+ * writer: whichever exist now) may run on every CPU; the event loop stays on SERVER_CPU. A thread
+ * inherits its creator's CPUs, so this is called once the service has made its threads (after a
+ * warm-up). Returns how many threads were freed.
+ */
+export function freeHelperThreads(pid: number): number {
+  if (!pinning) return 0;
+  const cpus = `0-${os.availableParallelism() - 1}`;
+  const helpers = fs.readdirSync(`/proc/${pid}/task`).filter((tid) => tid !== String(pid));
+  for (const tid of helpers) spawnSync('taskset', ['-p', '-c', cpus, tid], { stdio: 'ignore' });
+  return helpers.length;
+}
+
 /** A child started elsewhere (taskset, haproxy, redis-server): stopped by cleanup like the others. */
 export function adopt(child: Child): Child {
   children.push(child);

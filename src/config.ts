@@ -4,7 +4,7 @@ import type { Tracing } from './kernel/tracing.js';
 import type { RateLimitSettings } from './modules/limits/limits.module.js';
 import type { WebhookSettings } from './modules/webhooks/webhooks.module.js';
 import { ENVIRONMENTS, type CheeseEnv } from './kernel/environment.js';
-import { environmentSchema, settle, ConfigError, type ConfigOf } from './config/variable.js';
+import { environmentSchema, reasonsToRefuse, settle, ConfigError, type ConfigOf } from './config/variable.js';
 import { SETTINGS } from './config/variables.js';
 
 export { ENVIRONMENTS, type CheeseEnv, ConfigError };
@@ -28,6 +28,12 @@ export type AppConfig = ConfigOf<typeof SETTINGS> & {
    * unaffected). Not an environment variable: a deployment cannot weaken it.
    */
   passwordCost?: number;
+  /**
+   * Where the request log's batches are written: on a worker thread of their own (`thread`, the
+   * default: docs/performance.md, "Request log cost"), or on the event loop (`event-loop`: test
+   * apps, which would otherwise each start a thread). Not an environment variable.
+   */
+  requestLogWriter?: 'thread' | 'event-loop';
 };
 
 // The modules' own settings types must be exactly what the variables make.
@@ -49,13 +55,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
     const problems = errors.map((e) => `${e.instancePath.slice(1) || 'env'}: ${e.message}`);
     // The rest is still checked, so one start names every variable to fix (a malformed one is not also called missing).
     const malformed = new Set(errors.map((e) => e.instancePath.slice(1)));
+    const wellFormed = Object.fromEntries(Object.entries(relevant).filter(([key]) => !malformed.has(key)));
+    // Judged without building: a refused start writes no default (DATA_DIR/.app-secret).
+    let more: string[];
     try {
-      settle(SETTINGS, Object.fromEntries(Object.entries(relevant as Record<string, string>).filter(([key]) => !malformed.has(key))));
+      more = reasonsToRefuse(SETTINGS, wellFormed as Record<string, string>);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      const more = error.message.replace(/^invalid configuration: /, '').split('; ').filter((reason) => ![...malformed].some((name) => reason.startsWith(name)));
-      problems.push(...more);
+      more = error.message.replace(/^invalid configuration: /, '').split('; ');
     }
+    problems.push(...more.filter((reason) => ![...malformed].some((name) => reason.startsWith(name))));
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   return settle(SETTINGS, relevant);

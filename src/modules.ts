@@ -83,6 +83,7 @@ export function createModules(
     maxHeldPerAccount: config.eventsMaxHeldPerAccount,
     watchIntervalMs: config.eventsWatchIntervalMs,
     afterCommit: (listener) => database.afterCommitOf('request_logs', listener),
+    thread: config.requestLogWriter === 'event-loop' ? undefined : { location: database.reach, committed: () => database.committedElsewhere('request_logs') },
     tracer: config.tracer,
     warn: (message) => log(message, {}),
     clock,

@@ -100,6 +100,21 @@ export function environmentSchema(settings: Settings) {
  * (the app secret's default is a file).
  */
 export function settle<S extends Settings>(settings: S, given: Record<string, string>): ConfigOf<S> {
+  const { get, reasons } = judge(settings, given);
+  if (reasons.length > 0) refuse(reasons.join('; '));
+  const build = (node: Settings): unknown => Object.fromEntries(Object.entries(node).map(([key, child]) => [key, isVariable(child) ? get(child) : build(child)]));
+  return build(settings) as ConfigOf<S>;
+}
+
+/**
+ * Why `given` would be refused, without making a default no rule needs: a start that is
+ * refused anyway writes nothing (the app secret outside production is a file).
+ */
+export function reasonsToRefuse(settings: Settings, given: Record<string, string>): string[] {
+  return judge(settings, given).reasons;
+}
+
+function judge(settings: Settings, given: Record<string, string>): { get: Get; reasons: string[] } {
   const values = new Map<Variable<unknown>, unknown>();
   const get: Get = <T>(v: Variable<T>): T => {
     if (!values.has(v)) values.set(v, Object.hasOwn(given, v.name) ? v.parse(given[v.name]!) : v.fallback(get));
@@ -120,9 +135,7 @@ export function settle<S extends Settings>(settings: S, given: Record<string, st
     const refused = v.check?.(get(v), get);
     if (refused !== undefined) reasons.push(refused);
   }
-  if (reasons.length > 0) refuse(reasons.join('; '));
-  const build = (node: Settings): unknown => Object.fromEntries(Object.entries(node).map(([key, child]) => [key, isVariable(child) ? get(child) : build(child)]));
-  return build(settings) as ConfigOf<S>;
+  return { get, reasons };
 }
 
 export function refuse(reason: string | undefined): void {

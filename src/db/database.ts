@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { postgresDriver } from './postgres-driver.js';
 import { nameStatements } from './named-statements.js';
-import { Kysely, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { DB } from './schema.js';
 import { GroupCommitSqliteDialect } from './sqlite-driver.js';
 import { CommitListeners, PostgresCommitSignal, SignallingPostgresDialect } from './commit-signal.js';
@@ -21,6 +21,8 @@ export interface Database {
   schema: string | undefined;
   /** Human-readable location for logs (never includes credentials). */
   location: string;
+  /** Where another connection finds it (openWriterDatabase). */
+  reach: DatabaseLocation;
   ping(): Promise<void>;
   /**
    * Calls `listener` soon after a transaction that inserted into `table` commits: on this
@@ -28,6 +30,12 @@ export interface Database {
    * Best effort, so listeners keep a slow poll as well. Returns the unsubscribe function.
    */
   afterCommitOf(table: string, listener: () => void): () => void;
+  /**
+   * A connection of this instance outside this Database (the request log's writer thread,
+   * openWriterDatabase) committed inserts into `table`: its listeners, and on PostgreSQL the
+   * other instances, are told as after a commit of our own.
+   */
+  committedElsewhere(table: string): void;
   /** PostgreSQL's one LISTEN connection of this instance (notifier.ts); undefined on SQLite. */
   notifier?: PostgresNotifier;
   close(): Promise<void>;
@@ -63,22 +71,20 @@ function openSqlite(dataDir: string, tracer: Tracing | undefined): Database {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'fromagerie.sqlite');
   ownerOnly(file);
-  const connection = new SQLite(file);
+  const connection = sqliteConnection(file);
   const commits = new CommitListeners();
-  connection.pragma('journal_mode = WAL');
-  connection.pragma('synchronous = NORMAL');
-  connection.pragma('foreign_keys = ON');
-  connection.pragma('busy_timeout = 5000');
   const db = new Kysely<DB>({ dialect: tracedDialect(new GroupCommitSqliteDialect(connection, commits), tracer, 'sqlite') });
   return {
     db,
     dialect: 'sqlite',
     schema: undefined,
     location: file,
+    reach: { dataDir },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     afterCommitOf: (table, listener) => commits.add(table, listener),
+    committedElsewhere: (table) => commits.fire(table),
     close: once(() => db.destroy()),
   };
 }
@@ -113,8 +119,18 @@ const CONNECT_TIMEOUT_MS = 5_000;
 /** Longer than any query we run (migrations included), short enough that nothing waits forever. */
 const QUERY_TIMEOUT_MS = 60_000;
 
-function openPostgres(url: string, options: DatabaseOptions): Database {
-  const parsed = new URL(url);
+/** Every connection this process makes to the file, the app's and the request log writer's alike. */
+function sqliteConnection(file: string): SQLite.Database {
+  const connection = new SQLite(file);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  connection.pragma('busy_timeout = 5000');
+  return connection;
+}
+
+/** Every pool this process opens on the server, the app's and the request log writer's alike. */
+function postgresPool(url: string, options: Pick<DatabaseOptions, 'poolSize' | 'databaseSchema' | 'preparedStatements'>): pg.Pool {
   const driver = postgresDriver();
   const pool = new driver.Pool({
     connectionString: url,
@@ -140,6 +156,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     client.on('error', () => {});
     if (options.preparedStatements !== false) nameStatements(client);
   });
+  return pool;
+}
+
+function openPostgres(url: string, options: DatabaseOptions): Database {
+  const parsed = new URL(url);
+  const pool = postgresPool(url, options);
   // Every wait for a connection is timed (metrics), whether it got one or timed out.
   const acquired = new Set<(waitSeconds: number) => void>();
   const timedPool = {
@@ -160,11 +182,13 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     db,
     dialect: 'postgres',
     schema: options.databaseSchema,
+    reach: { dataDir: options.dataDir, databaseUrl: url, databaseSchema: options.databaseSchema },
     location: `postgres://${parsed.host}${parsed.pathname}${options.databaseSchema ? `#${options.databaseSchema}` : ''}`,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     afterCommitOf: (table, listener) => signal.watch(table, listener),
+    committedElsewhere: (table) => signal.committed(new Set([table])),
     notifier,
     pool: {
       stats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
@@ -179,4 +203,27 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       await db.destroy();
     }),
   };
+}
+
+/** Where a second connection of this instance finds the database: plain data, so a worker thread can be given it. */
+export interface DatabaseLocation {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  databaseSchema?: string | undefined;
+}
+
+/**
+ * One more connection to the app's database, set up as the app's own (pragmas, timeouts, search
+ * path), for a worker thread that writes beside the app (the request log's writer). It tells no
+ * listener of its commits: its owner calls Database.committedElsewhere on the app's side.
+ */
+export function openWriterDatabase(location: DatabaseLocation): { db: Kysely<DB>; close(): Promise<void> } {
+  if (location.databaseUrl) {
+    const pool = postgresPool(location.databaseUrl, { poolSize: 1, databaseSchema: location.databaseSchema });
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return { db, close: once(() => db.destroy()) };
+  }
+  const connection = sqliteConnection(path.join(location.dataDir, 'fromagerie.sqlite'));
+  const db = new Kysely<DB>({ dialect: new GroupCommitSqliteDialect(connection, new CommitListeners()) });
+  return { db, close: once(() => db.destroy()) };
 }

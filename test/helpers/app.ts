@@ -79,6 +79,8 @@ export function testConfig(storage: TestStorage, options: Pick<TestAppOptions, '
     heapGrowingPercent: 0,
     // Sign-ups and logins at a test's cost (password.hash.ts keeps N per hash): see AppConfig.passwordCost.
     passwordCost: 1024,
+    // A writer thread per test app would cost each its start-up: test/request-log/request-log-thread.test.ts tests the thread.
+    requestLogWriter: 'event-loop',
     redisKeyPrefix: `fromagerie-test:${process.pid}:${Math.random().toString(36).slice(2)}:`,
     // Orders stay where they are unless a test runs the lifecycle (short delays, or the job by hand).
     orderDelays: { captureS: -1, shipS: -1, deliverS: -1 },

@@ -33,6 +33,8 @@ describe('environment variables, declared once', () => {
     try {
       expect(() => loadConfig({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '-5' })).toThrow(/HEAP_GROWING_PERCENT: must match/);
       expect(() => loadConfig({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '1e3' })).toThrow(/HEAP_GROWING_PERCENT: must match/);
+      // Refused by its pattern, as by a rule: nothing is made, not the app secret's file either.
+      expect(fs.existsSync(path.join(dataDir, '.app-secret'))).toBe(false);
       expect(loadConfig({ DATA_DIR: dataDir, HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
       expect(loadConfig({ DATA_DIR: dataDir }).heapGrowingPercent).toBe(50);
     } finally {

@@ -9,22 +9,22 @@ import { apiKey } from '../helpers/http.js';
  * taken before commit, so a batch that takes its ids first and commits last would fall behind
  * a tail that already moved past the other's (the writer's advisory lock is what prevents it).
  */
-let storage: TestStorage;
-let a: TestApp;
-let b: TestApp;
+describe.each(['event-loop', 'thread'] as const)('the request log with two instances writing (writer on the %s)', (requestLogWriter) => {
+  let storage: TestStorage;
+  let a: TestApp;
+  let b: TestApp;
 
-beforeAll(async () => {
-  storage = await createTestStorage();
-  a = await createTestApp({ storage });
-  b = await createTestApp({ storage });
-});
-afterAll(async () => {
-  await a.close();
-  await b.close();
-  await storage.dispose();
-});
+  beforeAll(async () => {
+    storage = await createTestStorage();
+    a = await createTestApp({ storage, config: { requestLogWriter } });
+    b = await createTestApp({ storage, config: { requestLogWriter } });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+    await storage.dispose();
+  });
 
-describe('the request log with two instances writing', () => {
   it('a tail polling forward lists every request of both instances exactly once', async () => {
     const key = apiKey(await a.key(['read:logs', 'read:cheeses'], 'customer'));
     const head = await a.http.get('/v2/request-logs?after=now', { headers: key });

@@ -5,7 +5,9 @@ import type { FeatureModule } from '../../kernel/module.js';
 import type { CursorCodec } from '../../kernel/pagination.js';
 import { HeadWatcher } from '../../kernel/head-watcher.js';
 import { systemClock, type Clock } from '../../kernel/clock.js';
-import { answerBody, entryOf, isLogRead, keepsBodies, type BodyPolicy } from './request-log.capture.js';
+import { answerBody, captureOf, isLogRead, keepsBodies, type BodyPolicy, type Capture } from './request-log.capture.js';
+import { eventLoopWriter, ThreadWriter } from './request-log.writer.js';
+import type { DatabaseLocation } from '../../db/database.js';
 import { RequestLogRecorder, type RecorderCounts } from './request-log.recorder.js';
 import { RequestLogRepository } from './request-log.repository.js';
 import { requestLogRoutes } from './request-log.routes.js';
@@ -40,6 +42,12 @@ export interface RequestLogOptions {
   clock?: Clock;
   /** Spans (docs/operations.md, "Traces"): each batch written is a trace of its own; none when absent. */
   tracer?: Tracing | undefined;
+  /**
+   * Batches written on a worker thread of their own, with a connection to this location
+   * (request-log.writer.ts); `committed` tells the app's listeners of each. Absent: on the event
+   * loop, with `db` (AppConfig.requestLogWriter).
+   */
+  thread?: { location: DatabaseLocation; committed: () => void };
 }
 
 export type RequestLogModule = FeatureModule<{
@@ -77,9 +85,10 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
     intervalMs: options.watchIntervalMs,
     onError: (error) => warn(`request log watcher: ${error instanceof Error ? error.message : String(error)}`),
   });
-  const recorder = new RequestLogRecorder({
+  const writer = options.thread ? new ThreadWriter(options.thread.location, options.thread.committed) : eventLoopWriter(repository);
+  const recorder = new RequestLogRecorder<Capture>({
     // Not the child of whichever request's answer queued the first entry: a batch serves many.
-    write: (entries) => (options.tracer ?? noTracing).inRootSpan('request-log.write', { 'fromagerie.entries': entries.length }, () => repository.insertBatch(entries)),
+    write: (captures) => (options.tracer ?? noTracing).inRootSpan('request-log.write', { 'fromagerie.entries': captures.length }, () => writer.write(captures)),
     capacity: options.queueCapacity ?? 10_000,
     batchSize: BATCH,
     flushMs: options.flushMs ?? 100,
@@ -120,7 +129,7 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
       onResponse(request, reply) {
         if (!recorded(request)) return;
         try {
-          recorder.record(entryOf(request, reply, request.principal!, options.bodies, answers.get(request), clock));
+          recorder.record(captureOf(request, reply, request.principal!, options.bodies, answers.get(request), clock));
         } catch (error) {
           // The answer is sent already; an entry that cannot be made is lost and counted like a dropped one.
           recorder.lost(`request log: an entry could not be made (${error instanceof Error ? error.message : String(error)})`);
@@ -132,6 +141,7 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
       close: async () => {
         watcher.close();
         await recorder.close();
+        await writer.close();
       },
     },
   };

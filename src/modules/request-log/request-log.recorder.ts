@@ -3,9 +3,9 @@ import type { RequestLogTable } from './request-log.table.js';
 
 export type RequestLogEntry = Insertable<RequestLogTable>;
 
-export interface RecorderOptions {
+export interface RecorderOptions<T> {
   /** Writes one batch in one transaction. */
-  write(entries: RequestLogEntry[]): Promise<void>;
+  write(entries: T[]): Promise<void>;
   /** Entries waiting at most; past it new ones are dropped and counted, never the request. */
   capacity: number;
   batchSize: number;
@@ -28,16 +28,16 @@ export interface RecorderCounts {
  * rows per transaction). A full queue, or a batch the database refused, loses entries: they
  * are counted (fromagerie_request_log_dropped_total) and told in a rate-limited log line.
  */
-export class RequestLogRecorder {
+export class RequestLogRecorder<T = RequestLogEntry> {
   readonly counts: RecorderCounts = { recorded: 0, dropped: 0, queued: 0 };
-  #queue: RequestLogEntry[] = [];
+  #queue: T[] = [];
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
   #closed = false;
 
-  constructor(private readonly options: RecorderOptions) {}
+  constructor(private readonly options: RecorderOptions<T>) {}
 
-  record(entry: RequestLogEntry): void {
+  record(entry: T): void {
     if (this.#closed || this.#queue.length >= this.options.capacity) {
       this.counts.dropped += 1;
       this.options.warn(`request log: queue full (${this.options.capacity} entries waiting): entries are being dropped`);
