@@ -14,7 +14,7 @@ const TEXT_LIMIT = 500;
 const MAY_NAME_SECRET = /pass(word|wd|phrase)|secret|token|"key"|"code"|sk_|whsec_|oat_|ort_|oac_|cs_|eyJ/i;
 
 /** Reading the log is not itself logged: a tail would otherwise wake on its own polls. */
-export const isLogRead = (request: FastifyRequest) => (request.routeOptions.url ?? '').startsWith('/v2/request-logs');
+export const isLogRead = (route: string | undefined) => route !== undefined && route.startsWith('/v2/request-logs');
 
 /** Whether an answer of this status keeps its bodies. */
 export function keepsBodies(policy: BodyPolicy, status: number): boolean {
@@ -109,7 +109,7 @@ export type Capture = [
 ];
 
 /** The capture of one answered request (its answer's body captured at onSend, when kept). */
-export function captureOf(request: FastifyRequest, reply: FastifyReply, principal: Principal, policy: BodyPolicy, answer: string | null | undefined, clock: Clock): Capture {
+export function captureOf(request: FastifyRequest, reply: FastifyReply, route: string | undefined, principal: Principal, policy: BodyPolicy, answer: string | null | undefined, clock: Clock): Capture {
   const status = reply.statusCode;
   // Headers go with the bodies (REQUEST_LOG_BODIES): every byte stored is paid by every request.
   const bodies = keepsBodies(policy, status);
@@ -120,7 +120,7 @@ export function captureOf(request: FastifyRequest, reply: FastifyReply, principa
     clock.now(),
     reply.elapsedTime,
     request.method,
-    request.routeOptions.url ?? null,
+    route ?? null,
     request.url,
     status,
     principal.credential.kind,

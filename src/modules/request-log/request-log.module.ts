@@ -97,7 +97,12 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
   const service = new RequestLogService({ repository, cursors: options.cursors, watcher });
   // The answer's body as sent, for the entry made once the answer is done.
   const answers = new WeakMap<FastifyRequest, string | null>();
-  const recorded = (request: FastifyRequest) => options.enabled && request.principal !== null && request.url.startsWith('/v2/') && !isLogRead(request);
+  // Fastify makes a new routeOptions object at each read: the route is read once per check.
+  const recordedRoute = (request: FastifyRequest): { route: string | undefined } | undefined => {
+    if (!options.enabled || request.principal === null || !request.url.startsWith('/v2/')) return undefined;
+    const route = request.routeOptions.url;
+    return isLogRead(route) ? undefined : { route };
+  };
 
   return {
     name: 'requestLog',
@@ -112,7 +117,7 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
         name: 'request log: the answer kept',
         at: 'answered',
         hook: (request, reply, payload, next) => {
-          if (recorded(request) && keepsBodies(options.bodies, reply.statusCode)) answers.set(request, answerBody(payload, String(reply.getHeader('content-type') ?? '')));
+          if (keepsBodies(options.bodies, reply.statusCode) && recordedRoute(request)) answers.set(request, answerBody(payload, String(reply.getHeader('content-type') ?? '')));
           next(null, payload);
         },
       },
@@ -127,9 +132,10 @@ export function createRequestLogModule(options: RequestLogOptions): RequestLogMo
     provides: {
       logs: service,
       onResponse(request, reply) {
-        if (!recorded(request)) return;
+        const recorded = recordedRoute(request);
+        if (!recorded) return;
         try {
-          recorder.record(captureOf(request, reply, request.principal!, options.bodies, answers.get(request), clock));
+          recorder.record(captureOf(request, reply, recorded.route, request.principal!, options.bodies, answers.get(request), clock));
         } catch (error) {
           // The answer is sent already; an entry that cannot be made is lost and counted like a dropped one.
           recorder.lost(`request log: an entry could not be made (${error instanceof Error ? error.message : String(error)})`);
