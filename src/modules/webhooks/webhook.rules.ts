@@ -3,7 +3,7 @@ import { EVENT_TYPES, requiredScope, type EventType } from '../outbox/outbox.mod
 
 /** A rolled API key in its grace period manages nothing but itself (decisions.md, issue 28). */
 export const RETIRING_KEY_REFUSAL =
-  'This key was rolled and is living out its grace period: a retiring key manages nothing but itself and makes no webhook. Use the key that replaced it.';
+  'This key was rolled and is living out its grace period: a retiring key manages nothing but itself: it makes, changes, rotates the secret of or deletes no webhook. Use the key that replaced it.';
 
 /**
  * An app's OAuth token changes only the webhooks its own app made (decisions.md, issue 28 §1):

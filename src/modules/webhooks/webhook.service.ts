@@ -164,6 +164,7 @@ export class WebhookService {
 
   async delete(principal: Principal, id: number): Promise<void> {
     await this.#managed(principal, id);
+    if (principal.credential.retiring) throw new ForbiddenError(RETIRING_KEY_REFUSAL);
     await this.options.webhooks.delete(id);
   }
 
@@ -286,8 +287,9 @@ export class WebhookService {
     return { secret, previousSecretExpiresAt };
   }
 
-  /** An app's token changes only its app's webhooks: the account's own would outlive the grant (issue 28 §1). */
+  /** A retiring key changes no webhook; an app's token changes only its app's webhooks: the account's own would outlive the grant (issue 28 §1, §5). */
   #refuseThirdParty(principal: Principal, webhook: WebhookRecord): void {
+    if (principal.credential.retiring) throw new ForbiddenError(RETIRING_KEY_REFUSAL);
     const refusal = thirdPartyWebhookRefusal(principal.credential, webhook.oauthClientId);
     if (refusal) throw new ForbiddenError(refusal);
   }
