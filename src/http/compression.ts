@@ -42,8 +42,8 @@ const onceOptions = (coding: Coding, size: number): BrotliOptions | ZlibOptions 
     ? { level: 9 }
     : { params: { [constants.BROTLI_PARAM_QUALITY]: size <= 1024 * 1024 ? 11 : 9, [constants.BROTLI_PARAM_SIZE_HINT]: size } };
 
-/** Text, JSON, XML, JavaScript, CSS, SVG; never images otherwise (already compressed), nor event streams. */
-const COMPRESSIBLE = /^(?:text\/(?!event-stream)|application\/(?:[\w.-]+\+)?(?:json|xml|javascript)\b|image\/svg\+xml)/i;
+/** Text, JSON, XML, JavaScript, YAML (the docs' /docs/yaml), CSS, SVG; never images otherwise (already compressed), nor event streams. */
+const COMPRESSIBLE = /^(?:text\/(?!event-stream)|application\/(?:[\w.-]+\+)?(?:json|xml|javascript|(?:x-)?yaml)\b|image\/svg\+xml)/i;
 
 /**
  * Accept-Encoding (RFC 9110 §12.5.3): the coding to answer in (null: identity), and whether

@@ -90,3 +90,28 @@ describe('an event caused by a customer\'s order', () => {
     expect(placed.body.items[0].metadata).toMatchObject({ request_id: identifiers['x-request-id'], idempotency_key: identifiers['idempotency-key'] });
   }, 30_000);
 });
+
+describe('an event of one account caused by staff', () => {
+  it('carries none of staff\'s request identifiers: the customer sees their order confirmed and cancelled by staff without staff\'s request id (probe 28)', async () => {
+    const customer = bearer(await t.key(['read:orders', 'write:orders', 'read:cheeses'], 'customer'));
+    const cheese = await t.http.post('/v2/cheeses', { headers: staff, json: { name: `Staff-moved Tomme ${Date.now()}`, pricePerKg: 20, stockQuantityKg: 50, status: 'available' } });
+    expect(cheese.status).toBe(201);
+    const own = `req-own-${Date.now()}`;
+    const order = await t.http.post('/v2/orders', {
+      headers: { ...customer, 'x-request-id': own },
+      json: { items: [{ cheeseId: cheese.body.id, quantity_kg: 1 }], shipping: { method: 'standard', address: { line1: '1 Rue', city: 'Poligny', country: 'FR' } } },
+    });
+    expect(order.status, order.text).toBe(201);
+    const advanced = await t.http.post(`/v2/sandbox/orders/${order.body.id}/advance`, { headers: { ...staff, 'x-request-id': `req-staff-advance-${Date.now()}` } });
+    expect(advanced.status, advanced.text).toBe(200);
+    const cancelled = await t.http.patch(`/v2/orders/${order.body.id}`, { headers: { ...staff, 'x-request-id': `req-staff-cancel-${Date.now()}`, 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ status: 'cancelled' }) });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    const events = await listed(`?object_type=order&object_id=${order.body.id}`, customer, 3);
+    const byType = Object.fromEntries(events.body.items.map((e: { type: string; metadata: object }) => [e.type, e.metadata]));
+    expect(Object.keys(byType).sort()).toEqual(['order.cancelled', 'order.confirmed', 'order.placed']);
+    expect(byType['order.placed']).toMatchObject({ request_id: own });
+    expect(byType['order.confirmed']).toMatchObject({ request_id: null, idempotency_key: null });
+    expect(byType['order.cancelled']).toMatchObject({ request_id: null, idempotency_key: null });
+    expect(events.text).not.toContain('req-staff-');
+  }, 30_000);
+});

@@ -116,6 +116,10 @@ describe('large answers are compressed in the coding the client prefers, decodin
     }
     await expectCodings('/docs/static/swagger-ui.css');
     await expectCodings('/docs/json');
+    // The same document as YAML (application/x-yaml, 700 KB): sent uncompressed before probe 28.
+    const yaml = (await expectCodings('/docs/yaml')).identity;
+    expect(yaml.headers['content-type']).toMatch(/yaml/);
+    expect(yaml.bytes.length).toBeGreaterThan(100_000);
   });
 
   it('HEAD says what GET sends: the same coding, length and ETag, no body', async () => {

@@ -59,6 +59,26 @@ describe('a retiring key manages nothing but itself', () => {
     expect((await t.http.get('/v2/api-keys', { headers: apiKey(successor.key) })).status).toBe(200);
   });
 
+  it('changes, rotates the secret of or deletes none of the account\'s webhooks (probe 28): nothing changes', async () => {
+    const { old, successor } = await rolledPair();
+    const made = await t.http.post('/v2/webhooks', { headers: bearer(successor.key), json: { url: 'http://127.0.0.1:9/account-hook', events: ['cheese.*'] } });
+    expect(made.status, made.text).toBe(201);
+    const attempts = [
+      t.http.patch(`/v2/webhooks/${made.body.id}`, { headers: bearer(old.key), json: { url: 'http://127.0.0.1:9/elsewhere' } }),
+      t.http.post(`/v2/webhooks/${made.body.id}/rotate-secret`, { headers: bearer(old.key), json: {} }),
+      t.http.delete(`/v2/webhooks/${made.body.id}`, { headers: bearer(old.key) }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status, res.text).toBe(403);
+      expect(res.body.message).toContain('a retiring key manages nothing but itself');
+    }
+    const after = await t.http.get(`/v2/webhooks/${made.body.id}`, { headers: bearer(successor.key) });
+    expect(after.body).toMatchObject({ url: 'http://127.0.0.1:9/account-hook', previousSecretExpiresAt: null });
+    // It still reads it; the successor changes it.
+    expect((await t.http.get(`/v2/webhooks/${made.body.id}`, { headers: bearer(old.key) })).status).toBe(200);
+    expect((await t.http.patch(`/v2/webhooks/${made.body.id}`, { headers: bearer(successor.key), json: { description: 'new key' } })).status).toBe(200);
+  });
+
   it('registers no OAuth client (staff\'s retiring key)', async () => {
     const staff = await t.key(['admin']);
     const made = await t.http.post('/v2/api-keys', { headers: bearer(staff), json: { scopes: ['admin'] } });

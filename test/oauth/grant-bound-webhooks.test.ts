@@ -197,3 +197,32 @@ describe('a client-credentials token\'s webhook is bound to its grant', () => {
     expect(await webhookRow(own.id)).toBeDefined();
   });
 });
+
+describe('an app\'s token changes only the webhooks its app made', () => {
+  it('retargeting or rotating the secret of the customer\'s own webhook is 403, so nothing reaches the app after its grant ends', async () => {
+    const setup = await appWithWebhook();
+    const app = bearer(setup.tokens.access_token);
+    // The customer's own webhook, made with a key of the app's scopes, so only the new rule refuses the app.
+    const key = await t.http.post('/v2/api-keys', { headers: setup.me.login, json: { name: 'own', scopes: ['read:orders', 'read:profile'] } });
+    expect(key.status, key.text).toBe(201);
+    setup.ownHook = await register(bearer(key.body.key as string), setup.ownPath);
+    const retarget = await t.http.patch(`/v2/webhooks/${setup.ownHook.id}`, { headers: app, json: { url: receiver.url(`/stolen-${++seq}`) } });
+    expect(retarget.status, retarget.text).toBe(403);
+    expect(retarget.body.message).toMatch(/changes only the webhooks that app made/);
+    const rotate = await t.http.post(`/v2/webhooks/${setup.ownHook.id}/rotate-secret`, { headers: app, json: {} });
+    expect(rotate.status, rotate.text).toBe(403);
+    expect(rotate.body).not.toHaveProperty('secret');
+    const own = await t.http.get(`/v2/webhooks/${setup.ownHook.id}`, { headers: setup.me.login });
+    expect(own.body.url).toBe(receiver.url(setup.ownPath));
+    expect(own.body.previousSecretExpiresAt).toBeNull();
+    // Its own app's webhook it still manages.
+    expect((await t.http.patch(`/v2/webhooks/${setup.appHook.id}`, { headers: app, json: { description: 'mine' } })).status).toBe(200);
+    expect((await t.http.post(`/v2/webhooks/${setup.appHook.id}/rotate-secret`, { headers: app, json: {} })).status).toBe(200);
+    // Another app of the same customer may not change the first app's webhook either.
+    const other = await registerClient(['authorization_code', 'refresh_token']);
+    const otherTokens = await authorize(other, setup.me.username);
+    expect((await t.http.patch(`/v2/webhooks/${setup.appHook.id}`, { headers: bearer(otherTokens.access_token), json: { url: receiver.url('/other') } })).status).toBe(403);
+    // The customer's own credentials still change their webhook.
+    expect((await t.http.patch(`/v2/webhooks/${setup.ownHook.id}`, { headers: setup.me.login, json: { description: 'still mine' } })).status).toBe(200);
+  });
+});

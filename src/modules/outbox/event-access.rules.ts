@@ -17,10 +17,13 @@ export function requiredScope(type: EventType): Scope | null {
 /**
  * Whether an event carries the identifiers of the request that caused it (`request_id`,
  * `metadata.idempotency_key`). Only an event of one account's (its orders, profile, keys,
- * webhooks) does: a public event is read by any caller and sent to every subscribed
+ * webhooks) caused by that account's own request (or by one with no principal) does: a public event is read by any caller and sent to every subscribed
  * webhook, a staff-only one to every member of staff, and neither may show one caller's
  * request to others (decisions.md, issue 28).
  */
-export function carriesRequestIdentifiers(audience: EventAudience): boolean {
-  return typeof audience === 'object';
+export function carriesRequestIdentifiers(audience: EventAudience, actorAccountId: number | null = null): boolean {
+  // Staff acting on a customer's order (advance, cancel) cause an event of that account: the
+  // request is staff's, not the customer's, so it is not shown to them either (probe 28).
+  // A request with no principal (a sign-up) is the new account's own.
+  return typeof audience === 'object' && (actorAccountId === null || actorAccountId === audience.accountId);
 }

@@ -211,10 +211,10 @@ export const Metadata = Type.Object(
   {
     api_version: Type.String({ description: 'The API version of the deployment that recorded the event.' }),
     environment: Type.Enum(['development', 'sandbox', 'production'], { description: 'The deployment\'s `CHEESE_ENV`.' }),
-    request_id: Nullable(Type.String(), 'The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller\'s request to another.'),
+    request_id: Nullable(Type.String(), 'The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account\'s own request; null when staff\'s request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller\'s request to another.'),
     idempotency_key: Nullable(
       Type.String({ minLength: 1, maxLength: 255 }),
-      'The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events.',
+      'The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff\'s requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events.',
     ),
     object_type: Type.String({ description: 'What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on.' }),
     object_id: Type.String({ description: 'The id of what the event is about, as a string (an order\'s, a cheese\'s, a customer\'s account\'s, an API key\'s, a webhook\'s).' }),

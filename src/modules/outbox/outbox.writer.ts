@@ -14,6 +14,8 @@ export { EVENT_TYPES, audienceText, type EventAudience, type EventType } from '.
 export interface EventContext {
   requestId: string | null;
   idempotencyKey?: string | null;
+  /** The account whose request this is (null: the system, or a request with no principal). */
+  actorAccountId?: number | null;
   environment: CheeseEnv;
   apiVersion: string;
   /** Stamps the event id's time (the app's clock; the system's when absent). */
@@ -74,7 +76,7 @@ export function eventIdTime(eventId: string): number | undefined {
 function outboxRow(event: NewEvent, context: EventContext): Insertable<OutboxTable> & { event_id: string } {
   const now = (context.clock ?? systemClock).now();
   // Decided once, here: the webhook body and the event log are these bytes.
-  const own = carriesRequestIdentifiers(event.audience);
+  const own = carriesRequestIdentifiers(event.audience, context.actorAccountId ?? null);
   return {
     event_id: newEventId(now),
     type: event.type,
@@ -101,7 +103,7 @@ export class Outbox {
   constructor(private readonly deployment: { environment: CheeseEnv; apiVersion: string; clock?: Clock }) {}
 
   #context(ctx: ChangeContext): EventContext {
-    return { ...this.deployment, requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey ?? null };
+    return { ...this.deployment, requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey ?? null, actorAccountId: ctx.principal?.accountId ?? null };
   }
 
   /** Several events of one change, in order, in its transaction. */

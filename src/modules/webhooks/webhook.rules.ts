@@ -3,7 +3,22 @@ import { EVENT_TYPES, requiredScope, type EventType } from '../outbox/outbox.mod
 
 /** A rolled API key in its grace period manages nothing but itself (decisions.md, issue 28). */
 export const RETIRING_KEY_REFUSAL =
-  'This key was rolled and is living out its grace period: a retiring key manages nothing but itself and makes no webhook. Use the key that replaced it.';
+  'This key was rolled and is living out its grace period: a retiring key manages nothing but itself: it makes, changes, rotates the secret of or deletes no webhook. Use the key that replaced it.';
+
+/**
+ * An app's OAuth token changes only the webhooks its own app made (decisions.md, issue 28 §1):
+ * retargeting the customer's own webhook to the app's URL, or rotating its secret, would keep
+ * the app receiving (or signing) after its grant ended, since the customer's webhooks are not
+ * bound to any grant.
+ */
+export const THIRD_PARTY_WEBHOOK_REFUSAL =
+  'An app\'s OAuth token changes only the webhooks that app made: this webhook is the account\'s own (or another app\'s), and would outlive the app\'s authorization. Change it with the account\'s own credentials.';
+
+/** The refusal when an OAuth token would change a webhook its app did not make (null: allowed). */
+export function thirdPartyWebhookRefusal(credential: { kind: string; grant?: { clientId: string } }, webhookClientId: string | null): string | null {
+  if (credential.kind !== 'oauth_token') return null;
+  return credential.grant !== undefined && webhookClientId === credential.grant.clientId ? null : THIRD_PARTY_WEBHOOK_REFUSAL;
+}
 
 /** `order.placed`, `order.*` or `*`. */
 export const EVENT_PATTERN = '^(\\*|[a-z_]+\\.\\*|[a-z_]+\\.[a-z_]+)$';

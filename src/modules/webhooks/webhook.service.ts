@@ -11,7 +11,7 @@ import type { AttemptDetail, AttemptFilter, AttemptLogRepository, AttemptView, D
 import type { DeliveryRepository } from './delivery.repository.js';
 import type { WebhookDispatcher } from './webhook.dispatcher.js';
 import type { LastAttempt, WebhookRecord, WebhookRepository, WebhookSummary } from './webhook.repository.js';
-import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes, RETIRING_KEY_REFUSAL } from './webhook.rules.js';
+import { deliveryScopes, managementRefusal, patternProblems, rederivedScopes, RETIRING_KEY_REFUSAL, thirdPartyWebhookRefusal } from './webhook.rules.js';
 import type { SecretBox } from '../../kernel/secret-box.js';
 import { newWebhookSecret } from './webhook.secrets.js';
 import type { AttemptOutcome } from './webhook.table.js';
@@ -137,6 +137,7 @@ export class WebhookService {
 
   async update(principal: Principal, id: number, patch: WebhookPatch): Promise<WebhookRecord> {
     const webhook = await this.#managed(principal, id);
+    this.#refuseThirdParty(principal, webhook);
     const own = webhook.accountId === principal.accountId;
     // Staff changing another account's webhook choose events within that webhook's scopes.
     const chooser = own ? principal.scopes : new Set<Scope>(webhook.scopes);
@@ -163,6 +164,7 @@ export class WebhookService {
 
   async delete(principal: Principal, id: number): Promise<void> {
     await this.#managed(principal, id);
+    if (principal.credential.retiring) throw new ForbiddenError(RETIRING_KEY_REFUSAL);
     await this.options.webhooks.delete(id);
   }
 
@@ -278,11 +280,18 @@ export class WebhookService {
   }
 
   async rotateSecret(principal: Principal, id: number): Promise<{ secret: string; previousSecretExpiresAt: string }> {
-    await this.#managed(principal, id);
+    this.#refuseThirdParty(principal, await this.#managed(principal, id));
     const secret = newWebhookSecret();
     const previousSecretExpiresAt = new Date(this.#clock.now() + ROTATION_OVERLAP_MS).toISOString();
     await this.options.webhooks.rotateSecret(id, this.options.secrets.seal(secret), previousSecretExpiresAt);
     return { secret, previousSecretExpiresAt };
+  }
+
+  /** A retiring key changes no webhook; an app's token changes only its app's webhooks: the account's own would outlive the grant (issue 28 §1, §5). */
+  #refuseThirdParty(principal: Principal, webhook: WebhookRecord): void {
+    if (principal.credential.retiring) throw new ForbiddenError(RETIRING_KEY_REFUSAL);
+    const refusal = thirdPartyWebhookRefusal(principal.credential, webhook.oauthClientId);
+    if (refusal) throw new ForbiddenError(refusal);
   }
 
   /** Someone else's webhook is a 404, as if it did not exist: ids cannot be probed. */

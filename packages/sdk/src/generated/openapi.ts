@@ -908,7 +908,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook's URL, events, description or attempts; pause or resume it
-         * @description New `events` are checked against the credential making the change. A new `url` or new `events` re-derive `scopes` from that credential (never keeping more than it holds); staff changing another account's webhook keep its scopes. `active: true` resumes a paused webhook, or one a 410 disabled. An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
+         * @description New `events` are checked against the credential making the change. A new `url` or new `events` re-derive `scopes` from that credential (never keeping more than it holds); staff changing another account's webhook keep its scopes. `active: true` resumes a paused webhook, or one a 410 disabled. An app's OAuth token changes only the webhooks that app made (403 otherwise). An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -1044,7 +1044,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the signing secret; the old one keeps signing for 24 hours
-         * @description Until `previousSecretExpiresAt` every delivery carries both signatures (X-Cheese-Signature: two comma-separated `sha256=` values; webhook-signature: two space-separated `v1,` values), so receivers can switch without losing a delivery. An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
+         * @description Until `previousSecretExpiresAt` every delivery carries both signatures (X-Cheese-Signature: two comma-separated `sha256=` values; webhook-signature: two space-separated `v1,` values), so receivers can switch without losing a delivery. An app's OAuth token rotates only the webhooks that app made (403 otherwise). An account sees and manages its own webhooks (another's is a 404); staff (`admin`) see every account's. Managing a webhook (changing, pausing, testing, replaying, rotating its secret, deleting it, reading its attempt log) needs a credential that holds every scope in its `scopes` (403 otherwise): a weaker credential of the same account cannot redirect or replay what a stronger one subscribed to.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1965,9 +1965,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2109,9 +2109,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2268,9 +2268,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2427,9 +2427,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2571,9 +2571,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2699,9 +2699,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2807,9 +2807,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -2914,9 +2914,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3015,9 +3015,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3100,9 +3100,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3193,9 +3193,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3311,9 +3311,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3389,9 +3389,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
@@ -3482,9 +3482,9 @@ export interface components {
                  * @enum {unknown}
                  */
                 environment: "development" | "sandbox" | "production";
-                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`); null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
+                /** @description The `X-Request-Id` of the request that caused the event, on events of one account (`order.*`, `customer.*`, `api_key.*`, `webhook.*`) caused by that account's own request; null when staff's request caused it (an order advanced or cancelled by staff), null for background jobs (the order worker, the hourly jobs), and always null on events others see (`cheese.*`, which any `read:cheeses` caller and every subscribed webhook receives, and staff-only events such as those of an order whose account is gone): those never show one caller's request to another. */
                 request_id: string | null;
-                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account only (as `request_id`); null otherwise: background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
+                /** @description The `Idempotency-Key` of the request that caused the event, when it sent one to an operation that honours it, on events of one account caused by its own request only (as `request_id`); null otherwise (staff's requests too): background jobs, events recorded before 2.5, and always on `cheese.*` and staff-only events. */
                 idempotency_key: string | null;
                 /** @description What the event is about: `order`, `cheese`, `customer`, `api_key` or `webhook`. With `object_id`, what `GET /v2/events?object_type=…&object_id=…` filters on. */
                 object_type: string;
