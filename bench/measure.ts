@@ -22,6 +22,17 @@ export function processTicks(pid: number | 'self', which: 'own' | 'children' = '
   }
 }
 
+/** CPU time, in clock ticks, of a process's main thread alone (a Node service's event loop). */
+export function mainThreadTicks(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Busy ticks (all but idle and iowait; steal counts as busy) of the machine ('cpu') and of each CPU ('cpu0', …). */
 export function busyTicks(): Map<string, number> {
   const busy = new Map<string, number>();

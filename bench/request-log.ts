@@ -2,7 +2,7 @@
  * npm run bench:request-log — what recording every request costs (docs/performance.md,
  * "Request log"). Two services as `npm start` runs them (SQLite, CHEESE_ENV=production, so
  * REQUEST_LOG_BODIES=errors), one with REQUEST_LOG=on and one with off, each on its own data
- * directory, pinned to the same CPU; wrk on the other. The perf bars (a cheese by id, a page of
+ * directory, their event loops pinned to one CPU (other threads free); wrk on the other. The perf bars (a cheese by id, a page of
  * the list, orders placed) run interleaved: on, off, off, on, on, off, so drift of the machine
  * falls on both. Reports req/s, CPU µs per request and p99 per mode, and on/off.
  * Also: how soon `GET /v2/request-logs?after=…&wait=25` answers after a 404 is answered.
@@ -40,7 +40,7 @@ async function tailLatency(service: OnOffService): Promise<number[]> {
 }
 
 try {
-  console.log(`Request log cost on ${databaseUrl ? 'PostgreSQL' : 'SQLite'} — node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; wrk -t1 -c${CONNECTIONS}, 1 s warm-up then ${DURATION_S} s per run, ${ROUNDS} rounds interleaved; pinning ${pinning ? 'on (services CPU 1, wrk CPU 0)' : 'off'}.`);
+  console.log(`Request log cost on ${databaseUrl ? 'PostgreSQL' : 'SQLite'} — node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; wrk -t1 -c${CONNECTIONS}, 1 s warm-up then ${DURATION_S} s per run, ${ROUNDS} rounds interleaved; pinning ${pinning ? 'on (services\' event loops CPU 1, their other threads either CPU, wrk CPU 0)' : 'off'}.`);
   const services = { on: await startOnOffService('REQUEST_LOG', 'on', databaseUrl, { REQUEST_LOG: 'on' }), off: await startOnOffService('REQUEST_LOG', 'off', databaseUrl, { REQUEST_LOG: 'off' }) };
   printOnOffTable('REQUEST_LOG', await measureInterleaved(services, ROUNDS, DURATION_S, CONNECTIONS), ROUNDS);
   const tail = await tailLatency(services.on);

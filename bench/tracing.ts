@@ -48,7 +48,7 @@ function rssMb(pid: number): number {
 try {
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-  console.log(`Tracing cost on ${databaseUrl ? 'PostgreSQL' : 'SQLite'} — node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; wrk -t1 -c${CONNECTIONS}, 1 s warm-up then ${DURATION_S} s per run, ${ROUNDS} round(s) interleaved; pinning ${pinning ? 'on (services CPU 1, wrk CPU 0)' : 'off'}.`);
+  console.log(`Tracing cost on ${databaseUrl ? 'PostgreSQL' : 'SQLite'} — node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; wrk -t1 -c${CONNECTIONS}, 1 s warm-up then ${DURATION_S} s per run, ${ROUNDS} round(s) interleaved; pinning ${pinning ? 'on (services\' event loops CPU 1, their other threads either CPU, wrk CPU 0)' : 'off'}.`);
   const withoutOtel = (env: NodeJS.ProcessEnv) => {
     for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];
   };
