@@ -31,6 +31,16 @@ export function isSecretName(name: string, where: 'query' | 'field' = 'query'): 
   return CREDENTIAL_NAME.test(name) || SECRET_WORD.test(name);
 }
 
+/**
+ * Whether a header of this name carries a credential: the names above, and the custom ones
+ * integrations send credentials under (`X-Auth-Token`, `X-Session-Token`, `X-Hub-Signature-256`,
+ * `X-Access-Key`…): a token, auth, session, signature or credential word between dashes.
+ * `Idempotency-Key` and `X-Request-Id` are not.
+ */
+export function isSecretHeader(name: string): boolean {
+  return isSecretName(name) || /(^|[-_])(tokens?|auth|session|signature|credentials?|(api|access|private|secret)[-_]?key)([-_]|$)/i.test(name);
+}
+
 /** Text with every credential-shaped value replaced. */
 export function redactText(text: string): string {
   if (!MAY_HOLD_SECRET.test(text)) return text;

@@ -232,6 +232,15 @@ describe('Logs: the request log', () => {
     expect(curl).not.toContain(key.slice(0, 16));
     expect(page.html).not.toContain(key);
     await expectValidHtml(page);
+
+    // A credential under a custom header's name (X-Auth-Token, a signature) is kept as [redacted] and left out of the command.
+    const read = await t.http.get('/v2/orders', { headers: { ...bearer(key), 'x-auth-token': 'tok-4f1b9c-not-for-the-log', 'x-hub-signature-256': 'sha256=9c1e5d-not-for-the-log' } });
+    expect(read.status).toBe(200);
+    await t.app.modules.requestLog.provides.flush();
+    const readPage = await browser.get(`/dashboard/logs/${read.headers.get('x-request-id')}`);
+    expect(readPage.status).toBe(200);
+    expect(readPage.html).not.toContain('not-for-the-log');
+    expect(readPage.html).toContain('x-auth-token');
   });
 });
 

@@ -125,6 +125,23 @@ describe.skipIf(!available)('the live tail', () => {
     expect(failures).toEqual([]);
   });
 
+  it('Copy as curl: the command, without the key, on the clipboard; the button says so, then is "Copy as curl" again', async () => {
+    const { page, context, failures, order, key } = await customerPage();
+    const res = await order();
+    await t.app.modules.requestLog.provides.flush();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.goto(`${base}/dashboard/logs/${res.headers.get('x-request-id')}`);
+    await page.getByRole('button', { name: 'Copy as curl' }).click();
+    await expect.poll(() => page.locator('button[data-copy="curl"]').textContent()).toBe('Copied');
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()');
+    expect(copied).toContain(`curl -X POST '${base}/v2/orders'`);
+    expect(copied).toContain('$FROMAGERIE_API_KEY');
+    expect(copied).not.toContain(key);
+    // Its accessible name is the contract's again: a second copy finds it by name.
+    await page.getByRole('button', { name: 'Copy as curl' }).click({ timeout: 4000 });
+    expect(failures).toEqual([]);
+  });
+
   it('the Events and Logs pages fit a phone (390 px) and a laptop (1280 px) with data: nothing wider than the viewport', async () => {
     const { page, failures, order } = await customerPage();
     const res = await order();

@@ -27,6 +27,9 @@ describe('redaction: by name and by shape', () => {
   it('redacts credential headers by name and cuts bodies at 16 KB with a note', () => {
     const headers = JSON.parse(headerJson({ authorization: `Bearer ${JWT}`, cookie: 'a=b', 'x-api-key': KEY, 'user-agent': 'curl/8', 'x-note': KEY }));
     expect(headers).toEqual({ authorization: '[redacted]', cookie: '[redacted]', 'x-api-key': '[redacted]', 'user-agent': 'curl/8', 'x-note': 'sk_live_[redacted]' });
+    // Custom credential headers, by their name's words; the idempotency key and request id are kept.
+    const custom = JSON.parse(headerJson({ 'x-auth-token': 'abc123', 'x-session-token': 's', 'x-hub-signature-256': 'sha256=ff', 'x-access-key': 'k', 'x-csrf-token': 't', 'idempotency-key': 'order-1', 'x-request-id': 'r1', 'x-tokenizer': 'kept' }));
+    expect(custom).toEqual({ 'x-auth-token': '[redacted]', 'x-session-token': '[redacted]', 'x-hub-signature-256': '[redacted]', 'x-access-key': '[redacted]', 'x-csrf-token': '[redacted]', 'idempotency-key': 'order-1', 'x-request-id': 'r1', 'x-tokenizer': 'kept' });
     const long = redactBody('x'.repeat(BODY_LIMIT + 10), false);
     expect(long.startsWith('x'.repeat(BODY_LIMIT))).toBe(true);
     expect(long).toContain(`[truncated: ${BODY_LIMIT + 10} characters in all]`);

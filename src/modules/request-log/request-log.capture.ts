@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../kernel/principal.js';
-import { REDACTED, isSecretName, redactQuery, redactText, redactValue } from '../../kernel/redaction.js';
+import { REDACTED, isSecretHeader, redactQuery, redactText, redactValue } from '../../kernel/redaction.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { RequestLogEntry } from './request-log.recorder.js';
 
@@ -59,7 +59,7 @@ export function headerJson(headers: Record<string, unknown>): string {
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     const text = Array.isArray(value) ? value.join(', ') : String(value);
-    out[name] = isSecretName(name) ? REDACTED : redactText(text).slice(0, TEXT_LIMIT);
+    out[name] = isSecretHeader(name) ? REDACTED : redactText(text).slice(0, TEXT_LIMIT);
   }
   return JSON.stringify(out);
 }

@@ -1,4 +1,4 @@
-import { isSecretName, REDACTED } from '../../kernel/redaction.js';
+import { isSecretHeader, REDACTED } from '../../kernel/redaction.js';
 import type { RequestLogRow } from './request-log.repository.js';
 
 /** The placeholder the command sends instead of any credential: the reader's own key, from the shell. */
@@ -26,7 +26,7 @@ export function curlOf(row: RequestLogRow, baseUrl: string): string {
   // With X-API-Key the request used that header; otherwise Authorization (the log holds only requests with a credential).
   lines.push('x-api-key' in headers ? `-H "X-API-Key: ${API_KEY_PLACEHOLDER}"` : `-H "Authorization: Bearer ${API_KEY_PLACEHOLDER}"`);
   for (const [name, value] of Object.entries(headers)) {
-    if (LEFT_OUT.has(name.toLowerCase()) || isSecretName(name) || value.includes(REDACTED)) continue;
+    if (LEFT_OUT.has(name.toLowerCase()) || isSecretHeader(name) || value.includes(REDACTED)) continue;
     lines.push(`-H ${quoted(`${name}: ${value}`)}`);
   }
   if (row.request_body !== null && !NOT_KEPT.test(row.request_body)) lines.push(`--data-raw ${quoted(row.request_body)}`);

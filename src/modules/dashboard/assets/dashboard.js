@@ -5,9 +5,16 @@ document.addEventListener('click', (event) => {
   if (!button) return;
   const source = document.getElementById(button.getAttribute('data-copy'));
   if (!source || !navigator.clipboard) return;
+  // The button says how it went, then takes its own name back ("Copy", "Copy as curl"): a second copy finds it by name.
+  const name = button.getAttribute('data-name') || button.textContent;
+  button.setAttribute('data-name', name);
+  const say = (text, ms) => {
+    button.textContent = text;
+    setTimeout(() => { button.textContent = name; }, ms);
+  };
   navigator.clipboard.writeText(source.textContent.trim()).then(
-    () => { button.textContent = 'Copied'; },
-    () => { button.textContent = 'Copy failed: select the text'; },
+    () => say('Copied', 2000),
+    () => say('Copy failed: select the text', 5000),
   );
 });
 
