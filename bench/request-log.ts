@@ -17,7 +17,7 @@ import { wrkAvailable } from './wrk.js';
 if (!wrkAvailable) throw new Error('bench/request-log.ts needs wrk (apt-get install -y wrk)');
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = 20;
-const ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const { values: args } = parseArgs({ options: { 'database-url': { type: 'string' } } });
 const databaseUrl = args['database-url'];
 

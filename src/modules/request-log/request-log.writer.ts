@@ -81,10 +81,17 @@ export class ThreadWriter implements CaptureWriter {
   }
 }
 
+/**
+ * The thread's heap is small (its modules, one batch of entries: at most 500 × 32 KB of bodies);
+ * V8's defaults would let it reserve as much as the app's (docs/performance.md, "Request log
+ * cost"). Past these, the thread ends and its batch is dropped and counted, never the app.
+ */
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 96 };
+
 function spawnWriterThread(location: DatabaseLocation): Worker {
   const extension = path.extname(fileURLToPath(import.meta.url));
   const source = new URL(`./request-log.writer-thread${extension}`, import.meta.url);
-  if (extension === '.js') return new Worker(source, { workerData: location });
+  if (extension === '.js') return new Worker(source, { workerData: location, resourceLimits: THREAD_LIMITS });
   // From the sources (`npm start`, tests): tsx compiles the thread's modules as it does the app's.
-  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source.href)}); });`, { eval: true, workerData: location });
+  return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source.href)}); });`, { eval: true, workerData: location, resourceLimits: THREAD_LIMITS });
 }
