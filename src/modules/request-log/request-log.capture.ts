@@ -124,6 +124,7 @@ export function captureOf(request: FastifyRequest, reply: FastifyReply, route: s
     request.url,
     status,
     principal.credential.kind,
+    // Made here, not by the writer: the presented key itself never crosses to the thread.
     credentialLabel(principal, request),
     single(request.headers['idempotency-key']) ?? null,
     request.ip,

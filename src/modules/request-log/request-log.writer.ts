@@ -26,10 +26,12 @@ const CLOSE_GRACE_MS = 5_000;
  * records nothing starts no thread; started again at the next batch if it ever dies (the
  * batches it held are lost and counted by the recorder, as a refused batch is).
  */
+type Pending = Map<number, { resolve: () => void; reject: (error: Error) => void }>;
+
 export class ThreadWriter implements CaptureWriter {
-  #worker: Worker | undefined;
+  /** The live thread and the batches it holds: a thread that ends fails only its own. */
+  #thread: { worker: Worker; pending: Pending } | undefined;
   #next = 0;
-  readonly #pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
 
   /** `committed`: a batch is in the database (the app's listeners are told: Database.committedElsewhere). */
   constructor(
@@ -38,18 +40,18 @@ export class ThreadWriter implements CaptureWriter {
   ) {}
 
   async write(captures: Capture[]): Promise<void> {
-    const worker = this.#worker ?? this.#start();
+    const { worker, pending } = this.#thread ?? this.#start();
     const id = ++this.#next;
     await new Promise<void>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      pending.set(id, { resolve, reject });
       worker.postMessage({ id, captures } satisfies WriterRequest);
     });
     this.committed();
   }
 
   async close(): Promise<void> {
-    const worker = this.#worker;
-    this.#worker = undefined;
+    const worker = this.#thread?.worker;
+    this.#thread = undefined;
     if (!worker) return;
     worker.ref();
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -59,25 +61,28 @@ export class ThreadWriter implements CaptureWriter {
     clearTimeout(grace);
   }
 
-  #start(): Worker {
+  #start(): { worker: Worker; pending: Pending } {
     const worker = spawnWriterThread(this.location);
+    const pending: Pending = new Map();
+    const thread = { worker, pending };
     // Never what keeps the process up: the server's shutdown closes it (after the last batch).
     worker.unref();
     worker.on('message', ({ id, error }: WriterReply) => {
-      const pending = this.#pending.get(id);
-      this.#pending.delete(id);
-      if (error === undefined) pending?.resolve();
-      else pending?.reject(new Error(error));
+      const batch = pending.get(id);
+      pending.delete(id);
+      if (error === undefined) batch?.resolve();
+      else batch?.reject(new Error(error));
     });
+    // 'error' and then 'exit' come after the thread ended, maybe once the next thread holds a batch.
     const fail = (reason: string) => {
-      if (this.#worker === worker) this.#worker = undefined;
-      for (const pending of this.#pending.values()) pending.reject(new Error(reason));
-      this.#pending.clear();
+      if (this.#thread === thread) this.#thread = undefined;
+      for (const batch of pending.values()) batch.reject(new Error(reason));
+      pending.clear();
     };
     worker.on('error', (error) => fail(`the writer thread failed: ${error.message}`));
     worker.on('exit', (code) => fail(`the writer thread ended (exit code ${code})`));
-    this.#worker = worker;
-    return worker;
+    this.#thread = thread;
+    return thread;
   }
 }
 
